@@ -6,7 +6,6 @@ User errors (bad folder, flag, model prefix, missing key) end in one clear messa
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from pathlib import Path
@@ -138,9 +137,13 @@ def generate(
         raise _fail(f"unknown generator {kind!r}; choose one of: {', '.join(kinds)}", 2)
     try:
         if kind.startswith("vtc-"):
-            importlib.import_module("toolsight.synth.vtc").generate_vtc(kind.removeprefix("vtc-"), n, seed, out_dir)
+            from toolsight.synth.vtc import generate_vtc
+
+            generate_vtc(kind.removeprefix("vtc-"), n, seed, out_dir)
         else:
-            importlib.import_module("toolsight.synth").generate(kind, n, seed, out_dir, difficulty=difficulty)
+            from toolsight.synth import generate as generate_tir
+
+            generate_tir(kind, n, seed, out_dir, difficulty=difficulty)
     except ValueError as exc:
         raise _fail(f"{kind}: {exc}", 2) from None
     out.print(f"wrote {n} {kind} task(s) to {out_dir} (check with `toolsight validate {out_dir}`)")
@@ -184,15 +187,14 @@ def report_cmd(
     for d in run_dirs:
         if not (d / "manifest.json").is_file():
             raise _fail(f"{d} is not a run directory (no manifest.json)")
-    try:
-        build_report = importlib.import_module("toolsight.report").build_report
-    except (ImportError, AttributeError) as exc:
-        raise _fail(f"reports are not available: {exc}") from None
+    from toolsight.report import build_report
     kwargs: dict[str, Any] = {"by": by or [], "fmt": fmt, "base_setting": base, "out_dir": out_dir,
                               "scores": scores, "metric": metric, "human_grades": human_grades}
     try:
         if prices is not None:
-            kwargs["prices"] = importlib.import_module("toolsight.metrics.cost").load_prices(prices)
+            from toolsight.metrics.cost import load_prices
+
+            kwargs["prices"] = load_prices(prices)
         text = build_report(run_dirs, **kwargs)
     except (ValueError, OSError) as exc:
         raise _fail(str(exc)) from None
@@ -210,10 +212,8 @@ def view(
     """Build a static HTML trace viewer for a run."""
     if not (run_dir / "manifest.json").is_file():
         raise _fail(f"{run_dir} is not a run directory (no manifest.json)")
-    try:
-        viewer = importlib.import_module("toolsight.report.viewer")
-    except ImportError as exc:
-        raise _fail(f"the viewer is not available: {exc}") from None
+    from toolsight.report import viewer
+
     try:
         index = viewer.build_viewer(run_dir, out_dir, scores=scores)
     except (ValueError, OSError) as exc:
@@ -253,9 +253,9 @@ def list_settings(benchmark: Annotated[str, typer.Argument(help="benchmark name 
 @list_app.command("models")
 def list_models() -> None:
     """Model providers (prefixes) and built-in baselines."""
-    from toolsight.session import model_registry
+    from toolsight.models.registry import list_providers
 
-    for name, desc in model_registry().list_providers():
+    for name, desc in list_providers():
         out.print(f"{name:14s} {desc}", highlight=False)
 
 
@@ -271,22 +271,22 @@ def list_tools() -> None:
             out.print(f"[bold]{name}[/]: {desc}\n    {names}", highlight=False)
         except UnknownToolSet as exc:
             out.print(f"[bold]{name}[/]: unavailable ({exc})", highlight=False)
-    from toolsight.runner import _isolation
+    from toolsight.runner import isolation
 
-    iso = _isolation(["python"])
+    iso = isolation(True)
     out.print("sandbox isolation: " + json.dumps(iso), highlight=False)
 
 
 def _generator_kinds() -> dict[str, str]:
     """TIR-style kinds by name, VTC-style kinds as `vtc-NAME`."""
+    from toolsight.synth import KINDS
+    from toolsight.synth.vtc import KIND_NAMES
+
     kinds: dict[str, str] = {}
-    try:
-        for name, k in importlib.import_module("toolsight.synth").KINDS.items():
-            kinds[name] = f"TIR-Bench style: {k.description}"
-        for name in importlib.import_module("toolsight.synth.vtc").KIND_NAMES:
-            kinds[f"vtc-{name}"] = "VTC-Bench style: MC question, degraded image, reference OpenCV tool chain"
-    except (ImportError, AttributeError) as exc:
-        raise _fail(f"generators are not available: {exc}") from None
+    for name, k in KINDS.items():
+        kinds[name] = f"TIR-Bench style: {k.description}"
+    for name in KIND_NAMES:
+        kinds[f"vtc-{name}"] = "VTC-Bench style: MC question, degraded image, reference OpenCV tool chain"
     return kinds
 
 

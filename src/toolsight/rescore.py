@@ -11,7 +11,6 @@ costs nothing.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import os
 import time
@@ -21,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from toolsight.errors import ToolsightError
 from toolsight.metrics.views import ScoresFileError, scores_file_name
 from toolsight.models.base import Model
 from toolsight.scoring.base import Score, ScoreContext, Scorer
@@ -28,7 +28,7 @@ from toolsight.store import CACHE, iter_records, read_manifest
 from toolsight.tasks.schema import Task
 
 
-class RescoreError(ValueError):
+class RescoreError(ToolsightError, ValueError):
     """A re-scoring request that cannot run (no tasks, unknown scorer, ...): one clear message."""
 
 
@@ -48,12 +48,10 @@ def score_file_name(name: str) -> str:
 def _resolve_scorer(scorer: Scorer | str, mode: str) -> Scorer:
     if not isinstance(scorer, str):
         return scorer
+    from toolsight.scoring.registry import get_scorer
+
     try:
-        registry = importlib.import_module("toolsight.scoring.registry")
-    except ImportError as exc:
-        raise RescoreError(f"scorer {scorer!r}: the scorer registry is not available ({exc})") from None
-    try:
-        found: Scorer = registry.get_scorer(scorer, mode=mode)
+        found: Scorer = get_scorer(scorer, mode=mode)
     except (KeyError, ValueError) as exc:
         raise RescoreError(f"--scorer {scorer}: {exc}") from None
     return found

@@ -24,11 +24,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 import toolsight
-from toolsight.agents.loop import Agent, TaskFailed, register_inputs
+from toolsight.agents.loop import TaskFailed, register_inputs
 from toolsight.agents.settings import AgentSettings
 from toolsight.agents.trajectory import Trajectory
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.cache import ResponseCache
+from toolsight.errors import ToolsightError
 from toolsight.metrics.compute import error_kind
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput
 from toolsight.record import Record
@@ -45,10 +46,10 @@ from toolsight.store import (
 )
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec
-from toolsight.tools.registry import build_tools
+from toolsight.tools.registry import build_tools, needs_sandbox
 
 
-class RunError(Exception):
+class RunError(ToolsightError):
     """A user-fixable problem starting a run (one clear message)."""
 
 
@@ -175,7 +176,8 @@ class Runner:
             bind(loaded.root)
         self.scorer: Scorer | None = bench.scorer(self.setting_name, opts.scorer_mode) if opts.score else None
         # tools are stateless (per-task state lives in the Toolbox), so one set serves every task
-        self.tools = build_tools(self.settings.tools)
+        self.tools = build_tools(self.settings.tools, extra=bench.toolsets())
+        self.uses_sandbox = needs_sandbox(self.settings.tools, extra=bench.toolsets())
 
     # ---- run directory --------------------------------------------------------------------
     def _manifest(self, tools: list[ToolSpec], isolation: dict[str, Any]) -> dict[str, Any]:
@@ -241,7 +243,7 @@ class Runner:
         store = ArtifactStore(ws)
         toolbox = Toolbox(self.tools, store, task.id)
         model = self.model.for_task(task)
-        agent = Agent(model, self.settings, generate=caller if model is self.model else model.generate)
+        agent = self.bench.make_agent(self.settings, model, caller if model is self.model else model.generate)
         error: str | None = None
         traj = Trajectory()
         try:
@@ -284,10 +286,11 @@ class Runner:
                                             retries=self.opts.retries, backoff_base=self.opts.backoff_base,
                                             cache=cache))
         ctx = ScoreContext(judge=judge)
-        _size_sandbox(self.settings.tools, min(self.opts.concurrency, max(1, len(todo))))
+        if self.uses_sandbox:
+            _size_sandbox(min(self.opts.concurrency, max(1, len(todo))))
         if not done_ids:
             specs = [t.spec() for t in self.tools]
-            write_manifest(self.run_dir, self._manifest(specs, _isolation(self.settings.tools)))
+            write_manifest(self.run_dir, self._manifest(specs, isolation(self.uses_sandbox)))
         writer = RecordWriter(self.run_dir)
         queue: asyncio.Queue[Task] = asyncio.Queue()
         for t in todo:
@@ -342,28 +345,20 @@ def _versions() -> dict[str, str]:
     return out
 
 
-_SANDBOXED = ("python", "python_image_processing", "python_stateful", "vtc_code")
-
-
-def _size_sandbox(toolsets: list[str], concurrency: int) -> None:
+def _size_sandbox(concurrency: int) -> None:
     """Size the sandbox pool to the tasks in flight (capped: each server is a warm process)."""
-    if not any(t in _SANDBOXED for t in toolsets):
-        return
-    import importlib
+    from toolsight.tools import sandbox
 
-    importlib.import_module("toolsight.tools.sandbox").configure(size=max(1, min(concurrency, 16)))
+    sandbox.configure(size=max(1, min(concurrency, 16)))
 
 
-def _isolation(toolsets: list[str]) -> dict[str, Any]:
-    if not any(t in _SANDBOXED for t in toolsets):
+def isolation(uses_sandbox: bool) -> dict[str, Any]:
+    """The sandbox isolation in force, for the manifest (or that no sandbox is used)."""
+    if not uses_sandbox:
         return {"sandbox": "not used"}
-    try:
-        import importlib
+    from toolsight.tools import sandbox
 
-        report: dict[str, Any] = importlib.import_module("toolsight.tools.sandbox").isolation_report()
-        return report
-    except (ImportError, AttributeError) as exc:
-        return {"sandbox": f"unavailable: {exc}"}
+    return sandbox.isolation_report()
 
 
 def load_for_run(bench: Benchmark, data: str | None) -> LoadedTasks:

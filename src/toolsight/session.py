@@ -7,11 +7,9 @@ clean stop with a one-line resume hint, and prints the summary line and report t
 from __future__ import annotations
 
 import asyncio
-import importlib
 import shlex
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from rich.console import Console
@@ -25,16 +23,10 @@ from toolsight.runner import Runner, RunOptions, RunSummary, load_for_run
 err = Console(stderr=True)
 
 
-def model_registry() -> ModuleType:
-    """The provider registry, with toolsight's baselines registered."""
-    reg = importlib.import_module("toolsight.models.registry")
-    importlib.import_module("toolsight.benchmarks.baselines")  # registers reference / random
-    return reg
-
-
 def make_model(spec: str, base_url: str | None = None) -> Model:
-    model: Model = model_registry().get_model(spec, base_url=base_url)
-    return model
+    from toolsight.models.registry import get_model
+
+    return get_model(spec, base_url=base_url)
 
 
 def _resume_hint(opts: RunOptions, run_dir: Path) -> str:
@@ -87,25 +79,19 @@ def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
 
 
 def _shutdown_tools() -> None:
-    try:
-        sb = importlib.import_module("toolsight.tools.sandbox")
-    except ImportError:
-        return
-    shutdown = getattr(sb, "shutdown", None)
-    if shutdown is not None:
-        shutdown()
+    from toolsight.tools import sandbox
+
+    sandbox.shutdown()
 
 
 def _print_report(run_dir: Path) -> None:
+    from toolsight.report import build_report
+    from toolsight.report.viewer import build_viewer
+
     try:
-        report = importlib.import_module("toolsight.report")
-    except ImportError:
-        return
-    try:
-        text: str = report.build_report([run_dir], by=[], fmt="md")
+        text: str = build_report([run_dir], by=[], fmt="md")
         print(text)
-        viewer = importlib.import_module("toolsight.report.viewer")
-        index = viewer.build_viewer(run_dir, None)
+        index = build_viewer(run_dir, None)
         print(f"trace viewer: {index}")
     except Exception as exc:  # the run is saved; a report problem must not hide that
         err.print(f"(report not available: {type(exc).__name__}: {exc})")
@@ -116,12 +102,13 @@ def rescore(run_dir: Path, judge: str | None, scorer: str | None, mode: str, nam
     from toolsight.store import read_manifest
 
     manifest = read_manifest(run_dir)
-    rescore_mod = importlib.import_module("toolsight.rescore")
+    from toolsight.rescore import rescore_run
     bench = get_benchmark(str(manifest.get("target") or manifest["benchmark"]))
     kwargs: dict[str, Any] = {}
     if scorer:
-        registry = importlib.import_module("toolsight.scoring.registry")
-        sc = registry.get_scorer(scorer, mode=mode)
+        from toolsight.scoring.registry import get_scorer
+
+        sc = get_scorer(scorer, mode=mode)
     else:
         sc = bench.scorer(str(manifest.get("setting")), mode)
     data = manifest.get("dataset", {}).get("path")
@@ -129,5 +116,5 @@ def rescore(run_dir: Path, judge: str | None, scorer: str | None, mode: str, nam
     kwargs["tasks"] = {t.id: t for t in loaded.tasks}
     judge_model = make_model(judge, judge_base_url) if judge else None
     label = name or "-".join(x for x in [scorer or bench.name, mode, (judge or "").replace("/", "_")] if x)
-    path: Path = rescore_mod.rescore_run(run_dir, sc, judge_model=judge_model, name=label, **kwargs)
+    path: Path = rescore_run(run_dir, sc, judge_model=judge_model, name=label, **kwargs)
     return path

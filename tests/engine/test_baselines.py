@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from toolsight.benchmarks.baselines import RandomModel, _answer_from_info
 from toolsight.models.base import GenerateConfig, Message
+from toolsight.models.baselines import RandomModel, _answer_from_info
 from toolsight.tasks.schema import Task
 
 

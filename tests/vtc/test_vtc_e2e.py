@@ -11,9 +11,9 @@ from PIL import Image
 
 from toolsight.agents.loop import Agent, register_inputs
 from toolsight.benchmarks import vtc_prompts as P
-from toolsight.benchmarks.baselines import ReferenceModel
-from toolsight.benchmarks.vtc_bench import SETTINGS, render_user_prompt, to_agent_settings
+from toolsight.benchmarks.vtc_bench import SETTINGS, VTC_TOOLSETS, render_user_prompt, to_agent_settings
 from toolsight.models.base import GenerateConfig, Message, ModelOutput
+from toolsight.models.baselines import ReferenceModel
 from toolsight.synth.vtc import vtc_starter
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec
 from toolsight.tools.registry import build_tools
@@ -29,7 +29,7 @@ def test_starter_with_reference_agent(tmp_path: Path) -> None:
         out: list[Any] = []
         ref = ReferenceModel(dataset_root=root)
         for i, t in enumerate(tasks):
-            box = Toolbox(build_tools(agent_settings.tools), ArtifactStore(tmp_path / f"ws{i}"), task_id=t.id)
+            box = Toolbox(build_tools(agent_settings.tools, extra=VTC_TOOLSETS), ArtifactStore(tmp_path / f"ws{i}"), task_id=t.id)
             inputs = register_inputs(t, root, box)
             model = ref.for_task(t)
             seen: list[Message] = []
@@ -68,7 +68,7 @@ def test_code_interpreter_tool(tmp_path: Path) -> None:
         store = ArtifactStore(tmp_path)
         Image.new("RGB", (40, 30), (200, 10, 10)).save(tmp_path / "in.png")
         store.add_file(tmp_path / "in.png", source="input", keep_name=True)
-        box = Toolbox(build_tools(agent_settings.tools), store)
+        box = Toolbox(build_tools(agent_settings.tools, extra=VTC_TOOLSETS), store)
         spec = box.specs()[0]
         assert spec.name == "code_interpreter" and spec.description == P.CODE_TOOL_DESCRIPTION
         assert spec.parameters["properties"]["code"]["description"] == P.CODE_PARAM_DESCRIPTION

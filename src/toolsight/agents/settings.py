@@ -17,6 +17,11 @@ class AgentSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = "default"
+    agent: str = Field(default="default", description="agent that runs the task (toolsight.agents.registry)")
+    loop: Literal["official", "toolsight"] = Field(
+        default="toolsight",
+        description="official: reproduce the benchmark's reference driver's requests; toolsight: the improved loop",
+    )
     system_prompt: str | None = None
     user_template: str = "{prompt}"
     answer_format: AnswerFormat = "raw"

@@ -7,12 +7,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolsight.agents.registry import Generate, Solver, make_agent
 from toolsight.agents.settings import AgentSettings
+from toolsight.errors import ToolsightError
+from toolsight.models.base import Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.schema import Task
+from toolsight.tools.registry import ToolSet
 
 
-class BenchmarkError(Exception):
+class BenchmarkError(ToolsightError):
     """A user-fixable problem loading or configuring a benchmark (one clear message)."""
 
 
@@ -29,6 +33,8 @@ class Benchmark(ABC):
     name: str = ""
     description: str = ""
     default_setting: str = ""
+    #: report layout: for a tag, the order its values are shown in (the paper's column order)
+    category_order: dict[str, list[str]] = {}  # noqa: RUF012 - read-only class default
 
     @abstractmethod
     def settings(self) -> dict[str, AgentSettings]:
@@ -51,6 +57,19 @@ class Benchmark(ABC):
                 f"(see `toolsight list settings {self.name}`)"
             )
         return s[name]
+
+    def toolsets(self) -> dict[str, ToolSet]:
+        """Tool sets only this benchmark offers (e.g. its official code tool), by name."""
+        return {}
+
+    def make_agent(self, settings: AgentSettings, model: Model, generate: Generate) -> Solver:
+        """The agent that runs one task of this benchmark under `settings`.
+
+        By default the agent named by `settings.agent` (the tool loop unless a setting or `--agent`
+        says otherwise). A benchmark whose official driver behaves differently returns its own
+        loop here when `settings.loop == "official"`.
+        """
+        return make_agent(settings.agent, model, settings, generate)
 
     def record_extra(self, task: Task) -> dict[str, Any]:
         """Reference data copied into each record so metrics need only the records."""

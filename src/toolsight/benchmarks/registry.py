@@ -1,45 +1,72 @@
-"""Benchmarks by name. A folder path given instead of a name is loaded as a generic dataset."""
+"""Benchmarks by name. A folder path given instead of a name is loaded as a generic dataset.
+
+Built-in benchmarks are listed once in `_builtins` by plain import (inside each factory, so
+naming one benchmark does not import the others); third-party packages add benchmarks through
+the `toolsight.benchmarks` entry-point group (`name = "package.module:BenchmarkClass"`).
+"""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from toolsight.benchmarks.base import Benchmark, BenchmarkError
-from toolsight.benchmarks.generic import DatasetBenchmark
 
 BenchmarkFactory = Callable[[], Benchmark]
 
-# name -> (module, attribute); imported on use so a broken optional benchmark never blocks the others
-_BUILTIN: dict[str, tuple[str, str]] = {
-    "starter": ("toolsight.benchmarks.starter", "StarterBenchmark"),
-    "tir-bench": ("toolsight.benchmarks.tir", "TIRBenchmark"),
-    "vtc-bench": ("toolsight.benchmarks.vtc_bench", "VTCBenchmark"),
-}
-_EXTRA: dict[str, BenchmarkFactory] = {}
+_FACTORIES: dict[str, BenchmarkFactory] = {}
+_loaded = False
 
 
 def register_benchmark(name: str, factory: BenchmarkFactory) -> None:
-    _EXTRA[name] = factory
+    """Add (or replace) benchmark `name`; `factory()` returns a Benchmark."""
+    _FACTORIES[name] = factory
 
 
-def _load(name: str) -> Benchmark | None:
-    if name in _EXTRA:
-        return _EXTRA[name]()
-    if name in _BUILTIN:
-        mod, attr = _BUILTIN[name]
-        try:
-            cls = getattr(importlib.import_module(mod), attr)
-        except (ImportError, AttributeError):
-            return None
-        bench: Benchmark = cls()
-        return bench
-    return None
+def _starter() -> Benchmark:
+    from toolsight.benchmarks.starter import StarterBenchmark
+
+    return StarterBenchmark()
+
+
+def _tir() -> Benchmark:
+    from toolsight.benchmarks.tir import TIRBenchmark
+
+    return TIRBenchmark()
+
+
+def _vtc() -> Benchmark:
+    from toolsight.benchmarks.vtc_bench import VTCBenchmark
+
+    return VTCBenchmark()
+
+
+def _builtins() -> None:
+    register_benchmark("starter", _starter)
+    register_benchmark("tir-bench", _tir)
+    register_benchmark("vtc-bench", _vtc)
+
+
+def _load_all() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    _builtins()
+    for ep in entry_points(group="toolsight.benchmarks"):
+        register_benchmark(ep.name, ep.load())
 
 
 def benchmark_names() -> list[str]:
-    return [n for n in [*_BUILTIN, *_EXTRA] if _load(n) is not None]
+    _load_all()
+    return list(_FACTORIES)
+
+
+def _load(name: str) -> Benchmark | None:
+    _load_all()
+    factory = _FACTORIES.get(name)
+    return factory() if factory is not None else None
 
 
 def get_benchmark(target: str) -> Benchmark:
@@ -49,8 +76,16 @@ def get_benchmark(target: str) -> Benchmark:
         return bench
     p = Path(target)
     if p.is_dir():
+        from toolsight.benchmarks.generic import DatasetBenchmark
+
         return DatasetBenchmark(p)
     known = ", ".join(benchmark_names())
     raise BenchmarkError(
         f"{target!r} is neither a benchmark ({known}) nor a dataset folder (a folder with tasks.jsonl)"
     )
+
+
+def category_order(name: str, tag: str) -> list[str]:
+    """The order benchmark `name` shows the values of `tag` in; [] when it declares none or is unknown."""
+    bench = _load(name)
+    return list(bench.category_order.get(tag, [])) if bench is not None else []

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from toolsight.errors import ToolsightError
 from toolsight.tasks.schema import AnswerType, ImageRef, Task, Turn
 
 BENCHMARK = "tir-bench"
@@ -43,7 +44,7 @@ TASK_NAMES: dict[str, str] = {
 }
 
 
-class TirBenchError(Exception):
+class TirBenchError(ToolsightError):
     """A user-fixable problem with TIR-Bench data (one clear message naming the file and the fix)."""
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import importlib
 import json
 import re
 from collections import defaultdict
@@ -31,9 +30,15 @@ from toolsight.benchmarks import vtc_prompts as P
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.models.base import GenerateConfig
 from toolsight.scoring.base import Scorer
+from toolsight.synth.vtc.catalog import (  # noqa: F401 - re-exported
+    CATEGORIES,
+    CATEGORY_ORDER,
+    CATEGORY_SHORT,
+    question_with_options,
+)
 from toolsight.tasks.schema import ImageRef, Task, ToolStep, Turn
 from toolsight.tools.base import Tool
-from toolsight.tools.registry import register_toolset
+from toolsight.tools.registry import ToolSet as ToolSetEntry
 
 BENCHMARK = "vtc-bench"
 MAIN_TSV = "VTC-Bench.tsv"
@@ -41,25 +46,6 @@ GT_TSV = "VTC-Bench_GTToolChain.tsv"
 HF_REPO = "zzzhu/VTC-Bench"
 OPTION_KEYS = ("A", "B", "C", "D", "E")
 REQUIRED_COLUMNS = ("id", "category", "image", "question", "answer")
-
-# TSV category -> (the paper's task name, tier number, tier name); dict order = Table 4 column order
-CATEGORIES: dict[str, tuple[str, int, str]] = {
-    "ocr": ("Robust OCR", 1, "Visual Perception Enhancement"),
-    "attention": ("Attention Focusing", 1, "Visual Perception Enhancement"),
-    "perceptual": ("Perceptual Restoration", 1, "Visual Perception Enhancement"),
-    "chart": ("Chart", 3, "Compositional Visual Reasoning"),
-    "measure": ("Measurement", 2, "Quantitative Visual Estimation"),
-    "counting": ("Counting", 2, "Quantitative Visual Estimation"),
-    "math": ("Math", 3, "Compositional Visual Reasoning"),
-    "spatial": ("Spatial Reasoning", 3, "Compositional Visual Reasoning"),
-    "color": ("Color", 2, "Quantitative Visual Estimation"),
-}
-CATEGORY_ORDER: tuple[str, ...] = tuple(CATEGORIES)
-CATEGORY_SHORT = {
-    "ocr": "OCR", "attention": "Attn.", "perceptual": "Rest.", "chart": "Chart", "measure": "Meas.",
-    "counting": "Count.", "math": "Math", "spatial": "Spat.", "color": "Color",
-}
-
 
 class VTCBenchError(BenchmarkError):
     """A user-fixable problem with VTC-Bench data (names the file, row and fix)."""
@@ -188,13 +174,6 @@ def _key(row: dict[str, str]) -> tuple[str, ...]:
     has it in some questions where the GT file dropped it)."""
     q = _TRAILING_OPTIONS.sub("", _norm_text(row["question"]))
     return (q, *(_norm_text(row.get(k, "")) for k in OPTION_KEYS))
-
-
-def question_with_options(question: str, options: dict[str, str]) -> str:
-    """The question as the reference sends it: options appended as "\\n\\nOptions:\\n" + "A. x\\n" joined by "\\n"."""
-    if not options:
-        return question
-    return question + "\n\nOptions:\n" + "\n".join(f"{k}. {v}\n" for k, v in options.items())
 
 
 def find_files(path: Path) -> tuple[Path, Path | None, Path]:
@@ -428,7 +407,10 @@ def _vtc_code_tools() -> list[Tool]:
     return vtc_code_tools()
 
 
-register_toolset("vtc_code", _vtc_code_tools, "VTC-Bench code_interpreter (reasoning, code) in the sandbox")
+VTC_TOOLSETS = {
+    "vtc_code": ToolSetEntry("vtc_code", _vtc_code_tools, "VTC-Bench code_interpreter (reasoning, code) in the sandbox",
+                             needs_sandbox=True),
+}
 
 
 def to_agent_settings(setting: VTCSetting) -> AgentSettings:
@@ -478,9 +460,13 @@ class VTCBenchmark(Benchmark):
     name = BENCHMARK
     description = "VTC-Bench (680 tasks, 9 categories): compositional OpenCV tool chaining"
     default_setting = DEFAULT_SETTING
+    category_order = {"category": list(CATEGORY_ORDER)}  # noqa: RUF012 - the paper's Table 4 order
 
     def settings(self) -> dict[str, AgentSettings]:
         return {k: to_agent_settings(v) for k, v in SETTINGS.items()}
+
+    def toolsets(self) -> dict[str, ToolSetEntry]:
+        return dict(VTC_TOOLSETS)
 
     def load(self, data: Path | None) -> LoadedTasks:
         if data is None:
@@ -498,15 +484,10 @@ class VTCBenchmark(Benchmark):
         )
 
     def scorer(self, setting: str, mode: str = "official") -> Scorer:
+        from toolsight.scoring.registry import get_scorer
+
         try:
-            vtc = importlib.import_module("toolsight.scoring.vtc")
-        except ImportError as exc:
-            raise BenchmarkError(f"VTC-Bench scoring is not available in this install ({exc})") from None
-        factory = getattr(vtc, "make_scorer", None)
-        if factory is None:
-            raise BenchmarkError("toolsight.scoring.vtc has no make_scorer")
-        try:
-            made: Scorer = factory(mode)
+            made: Scorer = get_scorer("vtc-bench", mode)
         except ValueError as exc:
             raise BenchmarkError(str(exc)) from None
         return made

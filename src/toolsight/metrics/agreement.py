@@ -13,11 +13,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from toolsight.errors import ToolsightError
 from toolsight.metrics.stats import Estimate, bootstrap
 from toolsight.metrics.views import RubricVerdict, _verdict
 
 
-class HumanGradesError(ValueError):
+class HumanGradesError(ToolsightError, ValueError):
     """A human-grades file that cannot be read (names the file and line)."""
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolsight.errors import ToolsightError
 from toolsight.metrics.chain import task_chain
 from toolsight.metrics.taxonomy import call_operations
 from toolsight.record import Record
@@ -24,7 +25,7 @@ from toolsight.store import RECORDS, iter_records
 PASS_EPS = 1e-9
 
 
-class ScoresFileError(ValueError):
+class ScoresFileError(ToolsightError, ValueError):
     """A scores file that is missing or unreadable (message names the file and line)."""
 
 

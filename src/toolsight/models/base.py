@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolsight.errors import ToolsightError
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import ToolSpec
 
@@ -161,7 +162,7 @@ class ModelError(Exception):
         self.status = status
 
 
-class ConfigurationError(Exception):
+class ConfigurationError(ToolsightError):
     """A user-fixable set-up problem (unknown model prefix, missing API key): one clear message."""
 
 

@@ -2,7 +2,9 @@
 
 Extensible: `register_provider(prefix, factory, description)` adds a prefix; a factory is called as
 `factory(spec, base_url=..., **opts)` with the full spec (e.g. "reference" or "openai/gpt-4o").
-A spec without "/" is looked up whole (baselines such as `reference`, `random`).
+A spec without "/" is looked up whole (baselines such as `reference`, `random`). Built-in providers
+are registered once, below, by plain import inside their factories (so the SDKs load only when
+used); third-party packages add prefixes through the `toolsight.models` entry-point group.
 """
 
 from __future__ import annotations
@@ -28,6 +30,18 @@ class Provider:
 
 
 PROVIDERS: dict[str, Provider] = {}
+_entry_points_loaded = False
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="toolsight.models"):
+        register_provider(ep.name, ep.load(), f"from {ep.value}")
 
 
 def register_provider(prefix: str, factory: ModelFactory, description: str = "") -> None:
@@ -37,6 +51,7 @@ def register_provider(prefix: str, factory: ModelFactory, description: str = "")
 
 def list_providers() -> list[tuple[str, str]]:
     """(prefix, description) for `toolsight list models`, in registration order."""
+    _load_entry_points()
     return [(p.prefix, p.description) for p in PROVIDERS.values()]
 
 
@@ -47,6 +62,7 @@ def _split(spec: str) -> tuple[str, str]:
 
 def get_model(spec: str, base_url: str | None = None, **opts: Any) -> Model:
     """Build the model for `spec`. Unknown prefix or missing key -> ConfigurationError."""
+    _load_entry_points()
     prefix, rest = _split(spec.strip())
     provider = PROVIDERS.get(prefix)
     if provider is None:
@@ -132,3 +148,20 @@ register_provider("anthropic", _anthropic, "Anthropic Messages API (ANTHROPIC_AP
 register_provider("google", _google, "Gemini via google-genai (GEMINI_API_KEY or GOOGLE_API_KEY)")
 register_provider("mock", _mock, f"in-process scripted model (JSON script file in ${SCRIPT_ENV})")
 register_provider("scripted", _served, "scripted/openai|anthropic|google: local scripted server behind that SDK")
+
+
+def _reference(spec: str, base_url: str | None = None, **opts: Any) -> Model:
+    from toolsight.models.baselines import ReferenceModel
+
+    return ReferenceModel(spec)
+
+
+def _random(spec: str, base_url: str | None = None, **opts: Any) -> Model:
+    from toolsight.models.baselines import make_random
+
+    return make_random(spec)
+
+
+register_provider("reference", _reference,
+                  "baseline: runs each generated task's reference solution through the real tools")
+register_provider("random", _random, "baseline: uniform random choice over the options (random/SEED)")

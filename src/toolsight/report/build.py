@@ -12,6 +12,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from toolsight.errors import ToolsightError
 from toolsight.metrics.compute import RunMetrics, compute_run_metrics
 from toolsight.metrics.cost import PriceTable
 from toolsight.report import tables as T
@@ -21,7 +22,7 @@ from toolsight.report.plots import PLOTS, write_plots
 FORMATS = ("md", "html", "json", "csv")
 
 
-class ReportError(ValueError):
+class ReportError(ToolsightError, ValueError):
     """A report request that cannot be built (bad format, base setting, ...): one clear message."""
 
 

@@ -164,12 +164,14 @@ def group_table(metrics: Sequence[RunMetrics], tag: str, base_setting: str | Non
 
 
 def ordered_values(tag: str, values: list[str], metrics: Sequence[RunMetrics]) -> list[str]:
-    """Group columns in the paper's order where the benchmark has one (VTC-Bench Table 4), else sorted."""
-    if tag == "category" and any(m.benchmark == "vtc-bench" for m in metrics):
-        from toolsight.benchmarks.vtc_bench import CATEGORY_ORDER
+    """Group columns in the order a run's benchmark declares for `tag` (its paper's), else sorted."""
+    from toolsight.benchmarks.registry import category_order
 
-        rank = {c: i for i, c in enumerate(CATEGORY_ORDER)}
-        return sorted(values, key=lambda v: (rank.get(v, len(rank)), v))
+    for name in dict.fromkeys(m.benchmark for m in metrics):
+        order = category_order(name, tag)
+        if order:
+            rank = {c: i for i, c in enumerate(order)}
+            return sorted(values, key=lambda v: (rank.get(v, len(rank)), v))
     return sorted(values)
 
 

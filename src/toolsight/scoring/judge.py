@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from toolsight.errors import ToolsightError
 from toolsight.models.base import GenerateConfig, Message, Model
 from toolsight.scoring.base import JudgeCall, ScoreContext
 
@@ -28,7 +29,7 @@ T = TypeVar("T")
 DEFAULT_CONCURRENCY = 8
 
 
-class JudgeUnavailableError(ValueError):
+class JudgeUnavailableError(ToolsightError, ValueError):
     """A scorer needs an LLM judge but none was configured."""
 
 

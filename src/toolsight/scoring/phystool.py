@@ -138,11 +138,9 @@ def make_scorer(mode: Mode = "official") -> PhysToolScorer:
     return PhysToolScorer(mode, "cot")
 
 
-def _register() -> None:
-    from toolsight.scoring.registry import register_scorer
-
-    register_scorer("phystoolbench", make_scorer)
-    register_scorer("phystoolbench-no-cot", lambda mode: PhysToolScorer(mode, "no_cot"))
+def _no_cot(mode: Mode) -> PhysToolScorer:
+    return PhysToolScorer(mode, "no_cot")
 
 
-_register()
+#: the scorers this module provides, registered by `toolsight.scoring.registry`
+SCORERS = {"phystoolbench": make_scorer, "phystoolbench-no-cot": _no_cot}

@@ -1,37 +1,38 @@
 """Scorers by name: `get_scorer("choice", mode="official")`, and `register_scorer` for new ones.
 
 A factory takes the mode ("official" or "corrected") and returns a Scorer. Scorers with no
-official quirks return the same scorer in both modes. Benchmark scorer modules that live beside
-this one (TIR-Bench, VTC-Bench, PhysToolBench) register themselves when imported; `get_scorer` and
-`scorer_names` import them on first use.
+official quirks return the same scorer in both modes. The built-in scorers are listed once in
+`_load` by plain import (benchmark scorer modules export a `SCORERS` mapping and never import this
+registry); third-party packages add scorers through the `toolsight.scorers` entry-point group
+(`name = "package.module:factory"`).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
+from importlib.metadata import entry_points
 from typing import Literal
 
+from toolsight.errors import ToolsightError
 from toolsight.scoring.base import Scorer
-from toolsight.scoring.generic import (
-    ChoiceScorer,
-    ExactMatchScorer,
-    LabelSetScorer,
-    NumericScorer,
-    PositionScorer,
-    SetIoUScorer,
-)
-from toolsight.scoring.rubric import RubricScorer
-from toolsight.scoring.semantic import SemanticJudgeScorer
 
 Mode = Literal["official", "corrected"]
 ScorerFactory = Callable[[Mode], Scorer]
 MODES: tuple[Mode, ...] = ("official", "corrected")
 
 _FACTORIES: dict[str, ScorerFactory] = {}
-_PLUGINS = ("toolsight.scoring.tir", "toolsight.scoring.vtc", "toolsight.scoring.phystool")
-_plugins_loaded = False
-_PLUGIN_ERRORS: dict[str, str] = {}
+_loaded = False
+
+
+class UnknownScorer(ToolsightError, KeyError):
+    """A scorer name or mode that does not exist; the message lists the known ones."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownScoringMode(ToolsightError, ValueError):
+    """A scoring mode other than 'official' or 'corrected'."""
 
 
 def register_scorer(name: str, factory: ScorerFactory, *, replace: bool = False) -> None:
@@ -43,42 +44,22 @@ def register_scorer(name: str, factory: ScorerFactory, *, replace: bool = False)
     _FACTORIES[name] = factory
 
 
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
+def _load() -> None:
+    global _loaded
+    if _loaded:
         return
-    _plugins_loaded = True
-    for mod in _PLUGINS:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:  # the module exists but one of its imports is missing: say so later
-                _PLUGIN_ERRORS[mod] = f"{mod} could not be imported: {exc}"
-        except ImportError as exc:
-            _PLUGIN_ERRORS[mod] = f"{mod} could not be imported: {exc}"
-
-
-def scorer_names() -> list[str]:
-    """Every registered scorer name, sorted."""
-    _load_plugins()
-    return sorted(_FACTORIES)
-
-
-def get_scorer(name: str, mode: str = "official") -> Scorer:
-    """The scorer called `name` in `mode`; a clear ValueError / KeyError for a bad mode / name."""
-    if mode not in MODES:
-        raise ValueError(f"unknown scoring mode {mode!r}: use 'official' or 'corrected'")
-    if name not in _FACTORIES:
-        _load_plugins()
-    if name not in _FACTORIES:
-        known = ", ".join(scorer_names())
-        broken = "".join(f"; {why}" for why in _PLUGIN_ERRORS.values())
-        raise KeyError(f"unknown scorer {name!r}; known scorers: {known}{broken}")
-    return _FACTORIES[name](mode)
-
-
-def _builtins() -> None:
-    from toolsight.scoring import visbrowse, visualtoolbench
+    _loaded = True
+    from toolsight.scoring import phystool, tir, visbrowse, visualtoolbench, vtc
+    from toolsight.scoring.generic import (
+        ChoiceScorer,
+        ExactMatchScorer,
+        LabelSetScorer,
+        NumericScorer,
+        PositionScorer,
+        SetIoUScorer,
+    )
+    from toolsight.scoring.rubric import RubricScorer
+    from toolsight.scoring.semantic import SemanticJudgeScorer
 
     register_scorer("exact", lambda mode: ExactMatchScorer(normalize=True))
     register_scorer("exact_strict", lambda mode: ExactMatchScorer(normalize=False))
@@ -91,6 +72,24 @@ def _builtins() -> None:
     register_scorer("rubric", lambda mode: RubricScorer(mode=mode))
     register_scorer("visualtoolbench", visualtoolbench.make_scorer)
     register_scorer("visbrowse", visbrowse.make_scorer)
+    for module in (tir, vtc, phystool):
+        for name, factory in module.SCORERS.items():
+            register_scorer(name, factory)
+    for ep in entry_points(group="toolsight.scorers"):
+        register_scorer(ep.name, ep.load(), replace=True)
 
 
-_builtins()
+def scorer_names() -> list[str]:
+    """Every registered scorer name, sorted."""
+    _load()
+    return sorted(_FACTORIES)
+
+
+def get_scorer(name: str, mode: str = "official") -> Scorer:
+    """The scorer called `name` in `mode`; an UnknownScorer naming the choices for a bad mode / name."""
+    if mode not in MODES:
+        raise UnknownScoringMode(f"unknown scoring mode {mode!r}: use 'official' or 'corrected'")
+    _load()
+    if name not in _FACTORIES:
+        raise UnknownScorer(f"unknown scorer {name!r}; known scorers: {', '.join(sorted(_FACTORIES))}")
+    return _FACTORIES[name](mode)

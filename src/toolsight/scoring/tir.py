@@ -566,12 +566,13 @@ def make_scorer(mode: Mode = "official") -> TirScorer:
     return TirScorer(mode)
 
 
-def _register() -> None:
-    from toolsight.scoring.registry import register_scorer
-
-    register_scorer("tir-bench", make_scorer)
-    register_scorer("tir-bench-iou", lambda mode: TirScorer(mode, jigsaw_rule="iou"))
-    register_scorer("tir-bench-llm", lambda mode: TirScorer(mode, llm=True))
+def _tir_iou(mode: Mode) -> TirScorer:
+    return TirScorer(mode, jigsaw_rule="iou")
 
 
-_register()
+def _tir_llm(mode: Mode) -> TirScorer:
+    return TirScorer(mode, llm=True)
+
+
+#: the scorers this module provides, registered by `toolsight.scoring.registry`
+SCORERS = {"tir-bench": make_scorer, "tir-bench-iou": _tir_iou, "tir-bench-llm": _tir_llm}

@@ -23,13 +23,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from toolsight.errors import ToolsightError
 from toolsight.scoring.extract import answer_tag
 from toolsight.scoring.semantic import Mode, SemanticJudgeScorer
 
 _FIRST_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 
 
-class VisBrowseDataError(ValueError):
+class VisBrowseDataError(ToolsightError, ValueError):
     """A VisBrowse-Bench record that cannot be decrypted (bad base64, wrong canary, bad field)."""
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from toolsight.errors import ToolsightError
 from toolsight.scoring.base import Score
 from toolsight.scoring.rubric import Mode, RubricScorer
 from toolsight.tasks.schema import Rubric, Task, Turn
@@ -20,7 +21,7 @@ from toolsight.tasks.schema import Rubric, Task, Turn
 STEM_CATEGORIES = ("chemistry", "maths", "biology", "engineering", "physics")
 
 
-class VisualToolBenchFormatError(ValueError):
+class VisualToolBenchFormatError(ToolsightError, ValueError):
     """A reference record that cannot be converted (missing key, bad rubric)."""
 
 

@@ -387,10 +387,5 @@ def make_scorer(mode: Mode = "official") -> VtcScorer:
     return VtcScorer(mode)
 
 
-def _register() -> None:
-    from toolsight.scoring.registry import register_scorer
-
-    register_scorer("vtc-bench", make_scorer)
-
-
-_register()
+#: the scorers this module provides, registered by `toolsight.scoring.registry`
+SCORERS = {"vtc-bench": make_scorer}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from toolsight.errors import ToolsightError
 from toolsight.synth import (
     color_proportion,
     jigsaw,
@@ -73,7 +74,7 @@ KINDS: dict[str, Kind] = {
 }
 
 
-class GenerateError(ValueError):
+class GenerateError(ToolsightError, ValueError):
     """A bad generator request (unknown kind, bad difficulty or count), with the fix in the message."""
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 from pydantic import ValidationError
 
+from toolsight.errors import ToolsightError
 from toolsight.tasks.schema import Task
 
 TASKS_FILE = "tasks.jsonl"
@@ -30,7 +31,7 @@ class ValidationProblem:
         return f"{self.file}:{self.line}: {self.field}: {self.message}"
 
 
-class DatasetError(Exception):
+class DatasetError(ToolsightError):
     """A dataset that cannot be used; `problems` lists every problem found."""
 
     def __init__(self, root: Path, problems: list[ValidationProblem]) -> None:

@@ -1,62 +1,145 @@
-"""Named tool sets a setting can ask for. Implementations are imported only when used."""
+"""Named tool sets a setting can ask for.
+
+Built-in sets are listed once in `_builtins` by plain import (inside each factory, so `import
+toolsight` stays light); third-party packages add sets through the `toolsight.toolsets`
+entry-point group (`name = "package.module:factory"`, the factory returning a list of tools).
+A benchmark with sets of its own (its official code tool, say) passes them to `build_tools` as
+`extra`, so tools never hold benchmark knowledge and this module never imports a benchmark.
+Each set says whether its tools run model-written code in the sandbox (the runner sizes the
+sandbox pool and records its isolation only then).
+"""
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib.metadata import entry_points
 
+from toolsight.errors import ToolsightError
 from toolsight.tools.base import Tool
 
 ToolSetFactory = Callable[[], list[Tool]]
 
-# name -> (module, attribute, description); the attribute is a factory returning a list of tools
-_BUILTIN: dict[str, tuple[str, str, str]] = {
-    "crop": ("toolsight.tools.crop", "crop_tools", "in-process crop with a relative or pixel bbox"),
-    "python": ("toolsight.tools.python_tools", "code_tools", "python_image_processing, python_interpreter, calculator"),
-    "python_image_processing": ("toolsight.tools.python_tools", "image_processing_tools",
-                                "python_image_processing only (VisualToolBench contract)"),
-    "python_stateful": ("toolsight.tools.python_tools", "stateful_code_tools",
-                        "the python tools with a stateful interpreter (variables persist across a task's calls)"),
-    "calculator": ("toolsight.tools.calculator", "calculator_tools", "safe arithmetic expression evaluator"),
-    "opencv": ("toolsight.tools.opencv", "opencv_tools", "the 35 VTC-Bench OpenCV interface operations"),
-    "rotate_image": ("toolsight.tools.rotate", "rotate_tools", "TIR-Bench's predefined rotate_image(degrees)"),
-}
-_EXTRA: dict[str, tuple[ToolSetFactory, str]] = {}
+
+@dataclass(frozen=True)
+class ToolSet:
+    name: str
+    factory: ToolSetFactory
+    description: str = ""
+    needs_sandbox: bool = False
 
 
-class UnknownToolSet(KeyError):
-    pass
+class UnknownToolSet(ToolsightError, KeyError):
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
-def register_toolset(name: str, factory: ToolSetFactory, description: str = "") -> None:
-    _EXTRA[name] = (factory, description)
+_SETS: dict[str, ToolSet] = {}
+_loaded = False
 
 
-def toolset_names() -> list[str]:
-    return sorted({*_BUILTIN, *_EXTRA})
+def register_toolset(name: str, factory: ToolSetFactory, description: str = "", *,
+                     needs_sandbox: bool = False) -> None:
+    """Add (or replace) tool set `name`."""
+    _SETS[name] = ToolSet(name, factory, description, needs_sandbox)
 
 
-def describe_toolsets() -> dict[str, str]:
-    out = {k: v[2] for k, v in _BUILTIN.items()}
-    out.update({k: v[1] for k, v in _EXTRA.items()})
-    return out
+def _crop() -> list[Tool]:
+    from toolsight.tools.crop import crop_tools
+
+    return crop_tools()
 
 
-def build_tools(names: list[str]) -> list[Tool]:
+def _python() -> list[Tool]:
+    from toolsight.tools.python_tools import code_tools
+
+    return code_tools()
+
+
+def _python_image_processing() -> list[Tool]:
+    from toolsight.tools.python_tools import image_processing_tools
+
+    return image_processing_tools()
+
+
+def _python_stateful() -> list[Tool]:
+    from toolsight.tools.python_tools import stateful_code_tools
+
+    return stateful_code_tools()
+
+
+def _calculator() -> list[Tool]:
+    from toolsight.tools.calculator import calculator_tools
+
+    return calculator_tools()
+
+
+def _opencv() -> list[Tool]:
+    from toolsight.tools.opencv import opencv_tools
+
+    return opencv_tools()
+
+
+def _rotate() -> list[Tool]:
+    from toolsight.tools.rotate import rotate_tools
+
+    return rotate_tools()
+
+
+def _builtins() -> None:
+    register_toolset("crop", _crop, "in-process crop with a relative or pixel bbox")
+    register_toolset("python", _python, "python_image_processing, python_interpreter, calculator",
+                     needs_sandbox=True)
+    register_toolset("python_image_processing", _python_image_processing,
+                     "python_image_processing only (VisualToolBench contract)", needs_sandbox=True)
+    register_toolset("python_stateful", _python_stateful,
+                     "the python tools with a stateful interpreter (variables persist across a task's calls)",
+                     needs_sandbox=True)
+    register_toolset("calculator", _calculator, "safe arithmetic expression evaluator")
+    register_toolset("opencv", _opencv, "the 35 VTC-Bench OpenCV interface operations")
+    register_toolset("rotate_image", _rotate, "TIR-Bench's predefined rotate_image(degrees)")
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    _builtins()
+    for ep in entry_points(group="toolsight.toolsets"):
+        register_toolset(ep.name, ep.load(), f"from {ep.value}")
+
+
+def _all(extra: Mapping[str, ToolSet] | None) -> dict[str, ToolSet]:
+    _load()
+    return {**_SETS, **(extra or {})}
+
+
+def toolset_names(extra: Mapping[str, ToolSet] | None = None) -> list[str]:
+    return sorted(_all(extra))
+
+
+def describe_toolsets(extra: Mapping[str, ToolSet] | None = None) -> dict[str, str]:
+    return {k: v.description for k, v in _all(extra).items()}
+
+
+def get_toolset(name: str, extra: Mapping[str, ToolSet] | None = None) -> ToolSet:
+    sets = _all(extra)
+    if name not in sets:
+        raise UnknownToolSet(f"unknown tool set {name!r}; known: {', '.join(sorted(sets))}")
+    return sets[name]
+
+
+def needs_sandbox(names: list[str], extra: Mapping[str, ToolSet] | None = None) -> bool:
+    """True when any of the named sets runs model-written code in the sandbox."""
+    sets = _all(extra)
+    return any(sets[n].needs_sandbox for n in names if n in sets)
+
+
+def build_tools(names: list[str], extra: Mapping[str, ToolSet] | None = None) -> list[Tool]:
     """Instantiate the tools of the named sets (a tool listed twice is kept once)."""
     tools: dict[str, Tool] = {}
     for n in names:
-        if n in _EXTRA:
-            made = _EXTRA[n][0]()
-        elif n in _BUILTIN:
-            mod, attr, _ = _BUILTIN[n]
-            try:
-                factory: ToolSetFactory = getattr(importlib.import_module(mod), attr)
-            except (ImportError, AttributeError) as exc:
-                raise UnknownToolSet(f"tool set {n!r} is not available in this install ({exc})") from exc
-            made = factory()
-        else:
-            raise UnknownToolSet(f"unknown tool set {n!r}; known: {', '.join(toolset_names())}")
-        for t in made:
+        for t in get_toolset(n, extra).factory():
             tools.setdefault(t.name, t)
     return list(tools.values())

@@ -14,7 +14,8 @@ replay does not give its answer, so every written task is solvable by its refere
 
 from __future__ import annotations
 
+from toolsight.models.baselines import read_answer
 from toolsight.synth.vtc.generate import KIND_NAMES, generate_vtc, make_task, vtc_starter
-from toolsight.synth.vtc.replay import ReplayResult, read_answer, replay
+from toolsight.synth.vtc.replay import ReplayResult, replay
 
 __all__ = ["KIND_NAMES", "ReplayResult", "generate_vtc", "make_task", "read_answer", "replay", "vtc_starter"]

@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 import cv2
 import numpy as np
 
-from toolsight.benchmarks.vtc_bench import CATEGORIES, question_with_options
+from toolsight.errors import ToolsightError
+from toolsight.synth.vtc.catalog import CATEGORIES, question_with_options
 from toolsight.synth.vtc.kinds import KINDS, TOOL_GROUPS, Drawn, options_for
 from toolsight.synth.vtc.replay import replay
 from toolsight.tasks.dataset import write_dataset
@@ -25,7 +26,7 @@ MAX_REDRAWS = 6
 T = TypeVar("T")
 
 
-class VTCSynthError(ValueError):
+class VTCSynthError(ToolsightError, ValueError):
     """Bad generator arguments, or a kind whose reference calls keep failing (a generator bug)."""
 
 

@@ -8,18 +8,15 @@ previous call produced. The answer is read from the last call's INFO JSON with `
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
+from toolsight.models.baselines import read_answer
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import ArtifactStore, Toolbox
-
-_INFO = re.compile(r"INFO:\s*(\{.*\})", re.DOTALL)
 
 
 class ReplayResult(BaseModel):
@@ -27,32 +24,6 @@ class ReplayResult(BaseModel):
     ok: bool
     answer: str | None
     error: str | None = None
-
-
-def read_answer(text: str, rule: dict[str, Any]) -> str | None:
-    """The answer in a tool's `INFO: {json}` text, by a field path and optional len/map."""
-    m = _INFO.search(text)
-    if not m:
-        return None
-    try:
-        val: Any = json.loads(m.group(1))
-    except json.JSONDecodeError:
-        return None
-    for key in str(rule.get("field", "")).split("."):
-        if not key:
-            continue
-        if isinstance(val, dict) and key in val:
-            val = val[key]
-        elif isinstance(val, list) and key.isdigit() and int(key) < len(val):
-            val = val[int(key)]
-        else:
-            return None
-    if rule.get("op") == "len" and isinstance(val, list):
-        val = len(val)
-    mapping = rule.get("map")
-    if isinstance(mapping, dict):
-        return str(mapping[str(val)]) if str(val) in mapping else None
-    return str(val)
 
 
 async def replay(task: Task, dataset_root: Path, workspace: Path | None = None) -> ReplayResult:

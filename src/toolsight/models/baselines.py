@@ -21,6 +21,7 @@ from toolsight.tasks.schema import Task, Turn
 from toolsight.tools.base import ToolSpec
 
 _ANSWER_LINE = re.compile(r"^ANSWER:\s*(.*?)\s*$", re.MULTILINE)
+_INFO = re.compile(r"INFO:\s*(\{.*\})", re.DOTALL)
 _IMAGE_ID = re.compile(r"\bimg-[0-9a-f]{12}\b")
 
 
@@ -57,10 +58,34 @@ def solution_code(turn: Turn, dataset_root: Path | None = None) -> str | None:
     return None
 
 
+def read_answer(text: str, rule: dict[str, Any]) -> str | None:
+    """The answer in a tool's `INFO: {json}` text, by a field path and optional len/map."""
+    m = _INFO.search(text)
+    if not m:
+        return None
+    try:
+        val: Any = json.loads(m.group(1))
+    except json.JSONDecodeError:
+        return None
+    for key in str(rule.get("field", "")).split("."):
+        if not key:
+            continue
+        if isinstance(val, dict) and key in val:
+            val = val[key]
+        elif isinstance(val, list) and key.isdigit() and int(key) < len(val):
+            val = val[int(key)]
+        else:
+            return None
+    if rule.get("op") == "len" and isinstance(val, list):
+        val = len(val)
+    mapping = rule.get("map")
+    if isinstance(mapping, dict):
+        return str(mapping[str(val)]) if str(val) in mapping else None
+    return str(val)
+
+
 def _answer_from_info(text: str, rule: dict[str, Any]) -> str | None:
     """Read an answer out of a tool's `INFO: {json}` text by a small rule (see docs/generators.md)."""
-    from toolsight.synth.vtc.replay import read_answer
-
     return read_answer(text, rule)
 
 
@@ -177,26 +202,11 @@ class RandomModel(Model):
         return _reply("<answer></answer>")
 
 
-def _make_reference(spec: str, base_url: str | None = None, **opts: Any) -> Model:
-    return ReferenceModel(spec)
-
-
-def _make_random(spec: str, base_url: str | None = None, **opts: Any) -> Model:
+def make_random(spec: str) -> Model:
+    """`random` or `random/SEED`."""
     _, _, seed = spec.partition("/")
     if seed and not seed.isdigit():
         from toolsight.models.base import ConfigurationError
 
         raise ConfigurationError(f"model {spec!r}: use 'random' or 'random/SEED' with an integer seed")
     return RandomModel(spec, seed=int(seed) if seed else 0)
-
-
-def register() -> None:
-    """Add `reference` and `random` to the model registry."""
-    from toolsight.models.registry import register_provider
-
-    register_provider("reference", _make_reference,
-                      "baseline: runs each generated task's reference solution through the real tools")
-    register_provider("random", _make_random, "baseline: uniform random choice over the options (random/SEED)")
-
-
-register()

@@ -1,0 +1,91 @@
+"""Agents by name: the loop a setting (or `--agent NAME`) runs a task with.
+
+An agent turns one Task into a Trajectory (`Solver.run`). The default is the tool loop in
+`toolsight.agents.loop`; other agents (a benchmark's official loop, the VCR pipeline) register
+here, built-ins by plain import in `_builtins`, third-party ones through the `toolsight.agents`
+entry-point group (`name = "package.module:factory"`). A factory is called as
+`factory(model, settings, generate)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Protocol
+
+from toolsight.agents.settings import AgentSettings
+from toolsight.agents.trajectory import Trajectory
+from toolsight.errors import ToolsightError
+from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput
+from toolsight.tasks.schema import Task
+from toolsight.tools.base import Artifact, Toolbox, ToolSpec
+
+Generate = Callable[[list[Message], list[ToolSpec], GenerateConfig], Awaitable[ModelOutput]]
+
+
+class Solver(Protocol):
+    """What the runner needs from an agent: run one task in its toolbox, return the trajectory."""
+
+    async def run(self, task: Task, toolbox: Toolbox, inputs: dict[str, Artifact]) -> Trajectory: ...
+
+
+AgentFactory = Callable[[Model, AgentSettings, Generate], Solver]
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    name: str
+    factory: AgentFactory
+    description: str
+
+
+class UnknownAgent(ToolsightError):
+    """`--agent NAME` or a setting named an agent that is not registered."""
+
+
+_AGENTS: dict[str, AgentEntry] = {}
+_loaded = False
+
+
+def register_agent(name: str, factory: AgentFactory, description: str = "") -> None:
+    """Make `factory(model, settings, generate)` available as agent `name` (replaces a same-named one)."""
+    _AGENTS[name] = AgentEntry(name, factory, description)
+
+
+def _default(model: Model, settings: AgentSettings, generate: Generate) -> Solver:
+    from toolsight.agents.loop import Agent
+
+    return Agent(model, settings, generate=generate)
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    register_agent("default", _default, "the tool loop: model and tools alternate until an answer or a cap")
+    for ep in entry_points(group="toolsight.agents"):
+        register_agent(ep.name, ep.load(), f"from {ep.value}")
+
+
+def agent_names() -> list[str]:
+    _load()
+    return list(_AGENTS)
+
+
+def describe_agents() -> dict[str, str]:
+    _load()
+    return {k: v.description for k, v in _AGENTS.items()}
+
+
+def make_agent(name: str, model: Model, settings: AgentSettings, generate: Generate) -> Solver:
+    """Build agent `name` for one task; an unknown name is a one-line error listing the known ones."""
+    _load()
+    entry = _AGENTS.get(name)
+    if entry is None:
+        raise UnknownAgent(f"unknown agent {name!r}; known agents: {', '.join(_AGENTS)}")
+    return entry.factory(model, settings, generate)
+
+
+__all__ = ["AgentFactory", "Generate", "Solver", "agent_names", "describe_agents", "make_agent", "register_agent"]

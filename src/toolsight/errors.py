@@ -1,0 +1,34 @@
+"""The base of every error toolsight shows to a user, and the process exit codes.
+
+A `ToolsightError` is a problem the user can fix (a bad file, flag, model name or key). The CLI
+prints its message as one line — naming the file, line, field or flag and the fix — and exits with
+its `exit_code`; it never prints a traceback for one. Layer 0: imports nothing from toolsight.
+"""
+
+from __future__ import annotations
+
+#: all tasks finished without error
+EXIT_OK = 0
+#: the run finished but some tasks ended in error (the summary says how many and why)
+EXIT_TASK_ERRORS = 3
+#: a user error: bad input, flag, file or configuration; nothing (more) was run
+EXIT_USAGE = 2
+#: a run that could not start or was aborted (outage, authentication, disk full)
+EXIT_ABORTED = 4
+#: interrupted by Ctrl-C (finished records are kept; the message says how to resume)
+EXIT_INTERRUPTED = 130
+
+
+class ToolsightError(Exception):
+    """A user-fixable problem, shown as one clear message and an exit code, never a traceback."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+    @property
+    def message(self) -> str:
+        return str(self)
