@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from toolsight.benchmarks.base import BenchmarkError
+from toolsight.errors import ToolsightError
 
 app = typer.Typer(
     name="toolsight",
@@ -95,8 +95,8 @@ def run(
     report: Annotated[bool, typer.Option(help="print the report tables at the end")] = True,
 ) -> None:
     """Run a benchmark (or a dataset folder) with a model; write a run directory."""
-    from toolsight.models.base import ConfigurationError, GenerateConfig
-    from toolsight.runner import RunError, RunOptions
+    from toolsight.models.base import GenerateConfig
+    from toolsight.runner import RunOptions
 
     if scorer_mode not in ("official", "corrected"):
         raise _fail(f"--scorer-mode {scorer_mode!r}: use 'official' or 'corrected'", 2)
@@ -117,7 +117,7 @@ def run(
 
     try:
         summary = execute_run(opts, show_report=report)
-    except (BenchmarkError, ConfigurationError, RunError) as exc:
+    except ToolsightError as exc:
         raise _fail(str(exc)) from None
     if summary.interrupted:
         raise typer.Exit(130)
@@ -159,12 +159,11 @@ def score(
     name: Annotated[str | None, typer.Option(help="name of the scores file (scores-NAME.jsonl)")] = None,
 ) -> None:
     """Re-score a finished run without calling the evaluated model again."""
-    from toolsight.models.base import ConfigurationError
     from toolsight.session import rescore
 
     try:
         path = rescore(run_dir, judge=judge, scorer=scorer, mode=mode, name=name, judge_base_url=judge_base_url)
-    except (BenchmarkError, ConfigurationError, FileNotFoundError, ValueError) as exc:
+    except (ToolsightError, FileNotFoundError) as exc:
         raise _fail(str(exc)) from None
     out.print(f"wrote {path}")
 
@@ -241,7 +240,7 @@ def list_settings(benchmark: Annotated[str, typer.Argument(help="benchmark name 
 
     try:
         b = get_benchmark(benchmark)
-    except BenchmarkError as exc:
+    except ToolsightError as exc:
         raise _fail(str(exc)) from None
     for name, s in b.settings().items():
         mark = " (default)" if name == b.default_setting else ""

@@ -62,7 +62,7 @@ def load_run_tasks(run_dir: Path) -> dict[str, Task]:
     from toolsight.tasks.dataset import DatasetError, load_dataset
 
     manifest = read_manifest(run_dir)
-    path = (manifest.get("dataset") or {}).get("path")
+    path = manifest.dataset.path
     if not path:
         raise RescoreError(f"{run_dir}/manifest.json names no dataset path; pass the tasks explicitly")
     try:

@@ -30,6 +30,7 @@ from toolsight.agents.trajectory import Trajectory
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.cache import ResponseCache
 from toolsight.errors import ToolsightError
+from toolsight.log.manifest import Manifest
 from toolsight.metrics.compute import error_kind
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput
 from toolsight.record import Record
@@ -180,8 +181,8 @@ class Runner:
         self.uses_sandbox = needs_sandbox(self.settings.tools, extra=bench.toolsets())
 
     # ---- run directory --------------------------------------------------------------------
-    def _manifest(self, tools: list[ToolSpec], isolation: dict[str, Any]) -> dict[str, Any]:
-        return {
+    def _manifest(self, tools: list[ToolSpec], isolation: dict[str, Any]) -> Manifest:
+        return Manifest.model_validate({
             "run_id": uuid.uuid4().hex[:12],
             "benchmark": self.bench.name,
             "target": self.opts.benchmark,
@@ -206,7 +207,7 @@ class Runner:
             "model_info": self.model.describe(),
             "isolation": isolation,
             "versions": _versions(),
-        }
+        })
 
     def _prepare_dir(self) -> set[str]:
         d = self.run_dir
@@ -216,7 +217,7 @@ class Runner:
                     f"run directory {d} already exists; pass --resume to continue it, or choose another --out"
                 )
             old = read_manifest(d)
-            if old.get("config_hash") != self.opts.config_hash() and not self.opts.force:
+            if old.config_hash != self.opts.config_hash() and not self.opts.force:
                 raise RunError(
                     f"--resume refused: {d} was made with a different configuration "
                     f"(model/setting/data/generation/caps differ). Use a new --out, or --force to mix them."

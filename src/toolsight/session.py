@@ -99,19 +99,19 @@ def _print_report(run_dir: Path) -> None:
 
 def rescore(run_dir: Path, judge: str | None, scorer: str | None, mode: str, name: str | None,
             judge_base_url: str | None = None) -> Path:
-    from toolsight.store import read_manifest
+    from toolsight.log.files import read_manifest
+    from toolsight.rescore import rescore_run
 
     manifest = read_manifest(run_dir)
-    from toolsight.rescore import rescore_run
-    bench = get_benchmark(str(manifest.get("target") or manifest["benchmark"]))
+    bench = get_benchmark(manifest.target or manifest.benchmark)
     kwargs: dict[str, Any] = {}
     if scorer:
         from toolsight.scoring.registry import get_scorer
 
         sc = get_scorer(scorer, mode=mode)
     else:
-        sc = bench.scorer(str(manifest.get("setting")), mode)
-    data = manifest.get("dataset", {}).get("path")
+        sc = bench.scorer(manifest.setting, mode)
+    data = manifest.dataset.path or None
     loaded = load_for_run(bench, data)
     kwargs["tasks"] = {t.id: t for t in loaded.tasks}
     judge_model = make_model(judge, judge_base_url) if judge else None

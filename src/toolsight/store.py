@@ -1,4 +1,4 @@
-"""The run directory: manifest.json, append-only records.jsonl, artifacts/, cache.sqlite.
+"""The run directory (layer 5): manifest.json, append-only records.jsonl, artifacts/, cache.sqlite.
 
 A run can be killed at any moment: each record is one line appended and fsynced, so a resumed run
 reads back exactly the tasks that finished (a torn last line is ignored and re-run).
@@ -6,19 +6,23 @@ reads back exactly the tasks that finished (a torn last line is ignored and re-r
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import re
 import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-from toolsight.record import Record
+from toolsight.log.files import (  # re-exported: the run log's readers live in toolsight.log
+    MANIFEST as MANIFEST,
+)
+from toolsight.log.files import RECORDS as RECORDS
+from toolsight.log.files import finished_ids as finished_ids
+from toolsight.log.files import iter_record_dicts as iter_record_dicts
+from toolsight.log.files import iter_records as iter_records
+from toolsight.log.files import read_manifest as read_manifest
+from toolsight.log.files import write_manifest as write_manifest
+from toolsight.log.record import Record
 
-MANIFEST = "manifest.json"
-RECORDS = "records.jsonl"
 ARTIFACTS = "artifacts"
 CACHE = "cache.sqlite"
 
@@ -42,55 +46,6 @@ def artifact_dir(run_dir: Path, task_id: str) -> Path:
 
 def artifact_path(run_dir: Path, task_id: str, file: str) -> Path:
     return artifact_dir(run_dir, task_id) / file
-
-
-def read_manifest(run_dir: Path) -> dict[str, Any]:
-    p = run_dir / MANIFEST
-    if not p.is_file():
-        raise FileNotFoundError(f"{run_dir} is not a toolsight run directory (no {MANIFEST})")
-    data: dict[str, Any] = json.loads(p.read_text(encoding="utf-8"))
-    return data
-
-
-def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
-    run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = run_dir / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str), encoding="utf-8")
-    os.replace(tmp, run_dir / MANIFEST)
-
-
-def _complete_lines(run_dir: Path, file: str) -> Iterator[str]:
-    """Non-empty lines of a records file, stopping at a torn last line (a killed run's)."""
-    p = run_dir / file
-    if not p.is_file():
-        return
-    with p.open("r", encoding="utf-8") as fh:
-        for line in fh:
-            if not line.endswith("\n"):
-                break
-            if line.strip():
-                yield line
-
-
-def iter_records(run_dir: Path, file: str = RECORDS) -> Iterator[Record]:
-    """Stream records (one at a time, so 10,000 records never sit in memory together)."""
-    for line in _complete_lines(run_dir, file):
-        try:
-            yield Record.model_validate_json(line)
-        except ValueError:
-            continue
-
-
-def iter_record_dicts(run_dir: Path, file: str = RECORDS) -> Iterator[dict[str, Any]]:
-    for line in _complete_lines(run_dir, file):
-        try:
-            yield json.loads(line)
-        except json.JSONDecodeError:
-            continue
-
-
-def finished_ids(run_dir: Path) -> set[str]:
-    return {str(d.get("task_id")) for d in iter_record_dicts(run_dir)}
 
 
 class RecordWriter:

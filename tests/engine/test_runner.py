@@ -42,7 +42,7 @@ def test_run_writes_records_and_scores(dataset: Path, tmp_path: Path) -> None:
     assert recs["t2"].score is not None and recs["t2"].score.answer == "A"
     assert recs["t0"].extra["gold"] == ["A"] and recs["t0"].tags == {"category": "even"}
     man = read_manifest(out)
-    assert man["dataset"]["n_tasks"] == 6 and man["setting"] == "direct" and len(man["config_hash"]) == 16
+    assert man.dataset.n_tasks == 6 and man.setting == "direct" and len(man.config_hash) == 16
     # input images are copied into each task's artifact folder
     assert (out / "artifacts" / "t0" / "a.png").is_file()
 
@@ -151,4 +151,4 @@ def test_tool_run_with_crop(dataset: Path, tmp_path: Path) -> None:
     assert tc.ok and len(tc.artifacts) == 1
     produced = next(a for a in rec.trajectory.artifacts if a.id == tc.artifacts[0])
     assert (out / "artifacts" / rec.task_id / produced.file).is_file()
-    assert read_manifest(out)["tools"][0]["name"] == "crop"
+    assert read_manifest(out).tools[0]["name"] == "crop"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from toolsight.agents.trajectory import ToolCallRecord, Trajectory, TurnResult
+from toolsight.log.manifest import Manifest
 from toolsight.metrics import Price, bootstrap, compute_run_metrics
 from toolsight.metrics.agreement import HumanGradesError
 from toolsight.metrics.views import ScoresFileError
@@ -79,7 +80,7 @@ def hand_run(tmp_path: Path) -> Path:
     for r in recs:
         w.write(r)
     w.close()
-    write_manifest(run, {"run_id": "hand", "benchmark": "hand", "setting": "code", "model": MODEL})
+    write_manifest(run, Manifest(run_id="hand", benchmark="hand", setting="code", model=MODEL))
     return run
 
 

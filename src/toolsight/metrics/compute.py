@@ -13,11 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from toolsight.log.files import read_manifest
 from toolsight.metrics.agreement import Agreement, AgreementCounter, HumanGrade, Key, load_human_grades
 from toolsight.metrics.cost import PriceTable, cost_usd, price_for
 from toolsight.metrics.stats import Estimate, bootstrap_multi, mean_or_none
 from toolsight.metrics.views import TaskView, iter_views
-from toolsight.store import read_manifest
 
 
 class GroupScore(BaseModel):
@@ -332,9 +332,9 @@ def compute_run_metrics(
     manifest = read_manifest(rd)
     human = load_human_grades(Path(human_grades)) if human_grades is not None else None
     m = metrics_from_views(iter_views(rd, scores, tasks), by, human, prices, seed, resamples, rd, sink)
-    m.run_id = manifest.get("run_id")
-    m.benchmark = m.benchmark or str(manifest.get("benchmark", ""))
-    m.model = m.model or str(manifest.get("model", ""))
-    m.setting = m.setting or str(manifest.get("setting", ""))
+    m.run_id = manifest.run_id or None
+    m.benchmark = m.benchmark or manifest.benchmark
+    m.model = m.model or manifest.model
+    m.setting = m.setting or manifest.setting
     m.scores_source = f"scores-{scores}.jsonl" if scores else "records"
     return m

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from toolsight.errors import ToolsightError
+from toolsight.log.files import RECORDS, iter_records
+from toolsight.log.record import Record
 from toolsight.metrics.chain import task_chain
 from toolsight.metrics.taxonomy import call_operations
-from toolsight.record import Record
 from toolsight.scoring.base import Score
-from toolsight.store import RECORDS, iter_records
 
 PASS_EPS = 1e-9
 

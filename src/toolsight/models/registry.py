@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolsight.log.toolspec import ToolSpec
 from toolsight.models.base import ConfigurationError, GenerateConfig, Message, Model, ModelOutput
-from toolsight.tools.base import ToolSpec
 
 ModelFactory = Callable[..., Model]
 SCRIPT_ENV = "TOOLSIGHT_SCRIPT"

@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from toolsight.log.files import RECORDS
 from toolsight.metrics.views import TaskView, iter_views
-from toolsight.store import RECORDS
 
 BASE_COLUMNS = [
     "run_dir", "benchmark", "model", "setting", "task_id", "turn_type", "n_turns", "error", "score_error",

@@ -16,6 +16,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 
 from toolsight.agents.trajectory import ToolCallRecord, Trajectory, TurnResult
+from toolsight.log.manifest import Manifest
 from toolsight.models.base import ImagePart, Message, TextPart, ToolCall, Usage
 from toolsight.record import Record
 from toolsight.scoring.base import JudgeCall, Score
@@ -274,10 +275,10 @@ def make_fixture_run(
     finally:
         writer.close()
     write_dataset(data_dir, tasks)
-    write_manifest(run_dir, {
+    write_manifest(run_dir, Manifest.model_validate({
         "run_id": f"fixture-{setting}-{seed}", "benchmark": "fixture", "setting": setting, "model": model,
         "created": "2026-01-01T00:00:00Z", "toolsight_version": "0.0.0",
         "dataset": {"path": str(data_dir.resolve()), "hash": "fixture", "n_tasks": n_tasks},
         "config": {}, "tools": [], "prompts": {}, "isolation": {},
-    })
+    }))
     return run_dir

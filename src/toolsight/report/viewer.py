@@ -211,7 +211,7 @@ def build_viewer(
     False when the site is inside the run directory (relative links) and True otherwise.
     """
     rd = Path(run_dir)
-    manifest = read_manifest(rd)
+    manifest = read_manifest(rd).model_dump(mode="json")
     site = Path(out) if out is not None else rd / "viewer"
     site.mkdir(parents=True, exist_ok=True)
     inside = site.resolve().is_relative_to(rd.resolve())

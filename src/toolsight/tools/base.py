@@ -29,21 +29,8 @@ from pydantic.fields import FieldInfo
 
 Image.MAX_IMAGE_PIXELS = 64_000_000  # decompression-bomb guard for everything toolsight opens
 
-
-class Artifact(BaseModel):
-    """An image the task can refer to: an input image or one a tool produced."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str = Field(description="short content hash, e.g. 'img-3fa9c2d1e0b4'")
-    sha256: str
-    file: str = Field(description="file name inside the task workspace")
-    width: int
-    height: int
-    parents: tuple[str, ...] = Field(default=(), description="ids of the artifacts it was derived from")
-    source: Literal["input", "tool"] = "tool"
-    tool_call_id: str | None = None
-    tool: str | None = None
+from toolsight.log.artifact import Artifact as Artifact  # noqa: E402 - re-exported
+from toolsight.log.toolspec import ToolSpec as ToolSpec  # noqa: E402 - re-exported
 
 
 class ToolResult(BaseModel):
@@ -288,14 +275,6 @@ class Tool:
             raise
         except Exception as exc:  # a tool bug must not end the task
             return ToolResult.fail(f"Error in {self.name}: {type(exc).__name__}: {exc}")
-
-
-class ToolSpec(BaseModel):
-    """What a model is told about a tool."""
-
-    name: str
-    description: str
-    parameters: dict[str, Any]
 
 
 def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:

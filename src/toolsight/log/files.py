@@ -1,0 +1,124 @@
+"""Reading and writing the run log's files: manifest.json, records.jsonl, scores-*.jsonl.
+
+Readers upgrade older schema versions on the fly, skip a torn last line (a killed run's), and,
+because a resumed run appends a new record for a task it re-ran (e.g. after an error), give the
+last record of each task (`latest_records`). Nothing here is rewritten in place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from toolsight.errors import ToolsightError
+from toolsight.log.manifest import MANIFEST_SCHEMA_VERSION, Manifest
+from toolsight.log.record import RECORD_SCHEMA_VERSION, Record
+
+MANIFEST = "manifest.json"
+RECORDS = "records.jsonl"
+
+
+class RunLogError(ToolsightError):
+    """A run directory or run-log file that cannot be read (names the file and the fix)."""
+
+
+def upgrade_manifest(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring a manifest dict of any known version to the current layout."""
+    version = int(data.get("schema_version", 1))
+    if version > MANIFEST_SCHEMA_VERSION:
+        raise RunLogError(
+            f"manifest schema version {version} is newer than this toolsight understands "
+            f"({MANIFEST_SCHEMA_VERSION}); upgrade toolsight to read this run"
+        )
+    out = dict(data)
+    # v1 -> v2: only the version field was added
+    out["schema_version"] = MANIFEST_SCHEMA_VERSION
+    return out
+
+
+def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring a record dict of any known version to the current layout."""
+    version = int(data.get("schema_version", 1))
+    if version > RECORD_SCHEMA_VERSION:
+        raise RunLogError(
+            f"record schema version {version} is newer than this toolsight understands "
+            f"({RECORD_SCHEMA_VERSION}); upgrade toolsight to read this run"
+        )
+    out = dict(data)
+    out["schema_version"] = RECORD_SCHEMA_VERSION
+    return out
+
+
+def read_manifest(run_dir: Path) -> Manifest:
+    p = run_dir / MANIFEST
+    if not p.is_file():
+        raise RunLogError(f"{run_dir} is not a toolsight run directory (no {MANIFEST})")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunLogError(f"{p}: cannot be read ({exc}); it is not a valid manifest") from None
+    if not isinstance(data, dict):
+        raise RunLogError(f"{p}: expected a JSON object")
+    return Manifest.model_validate(upgrade_manifest(data))
+
+
+def write_manifest(run_dir: Path, manifest: Manifest) -> None:
+    """Write atomically (temp file + rename): a reader sees the old or the new manifest, never half."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    tmp = run_dir / (MANIFEST + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(manifest.model_dump_json(indent=2))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, run_dir / MANIFEST)
+
+
+def complete_lines(path: Path) -> Iterator[str]:
+    """Non-empty lines of a JSONL file, stopping at a torn last line (a killed run's)."""
+    if not path.is_file():
+        return
+    with path.open("r", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if not line.endswith("\n"):
+                break
+            if line.strip():
+                yield line
+
+
+def iter_record_dicts(run_dir: Path, file: str = RECORDS) -> Iterator[dict[str, Any]]:
+    """Every complete record line as an upgraded dict, in file order (lines that are not JSON skipped)."""
+    for line in complete_lines(run_dir / file):
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            yield upgrade_record(data)
+
+
+def iter_records(run_dir: Path, file: str = RECORDS) -> Iterator[Record]:
+    """Stream every record in file order (one at a time, so 10,000 records never sit in memory together).
+
+    A task re-run on resume has more than one record; use `latest_records` for one per task.
+    """
+    for data in iter_record_dicts(run_dir, file):
+        try:
+            yield Record.model_validate(data)
+        except ValueError:
+            continue
+
+
+def latest_records(run_dir: Path, file: str = RECORDS) -> list[Record]:
+    """The last record of each task, in the order tasks first appear (superseded records dropped)."""
+    latest: dict[str, Record] = {}
+    for rec in iter_records(run_dir, file):
+        latest[rec.task_id] = rec  # a dict keeps the first insertion's position
+    return list(latest.values())
+
+
+def finished_ids(run_dir: Path, file: str = RECORDS) -> set[str]:
+    """Ids of tasks with at least one complete record."""
+    return {str(d.get("task_id")) for d in iter_record_dicts(run_dir, file)}

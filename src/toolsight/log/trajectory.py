@@ -1,0 +1,65 @@
+"""The trajectory (layer 1): everything that happened while an agent worked on one task.
+
+Messages keep images as references (path + artifact id), never pixels, so a trajectory is small
+and a record stays one JSON line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from toolsight.log.artifact import Artifact
+from toolsight.log.messages import Message, Usage
+
+StopReason = Literal[
+    "answered", "max_tool_calls", "max_rounds", "max_tokens", "time_limit", "model_error", "no_answer", "error"
+]
+
+
+class ToolCallRecord(BaseModel):
+    """One tool call: what the model asked for, what came back, and how long it took."""
+
+    id: str
+    turn: int
+    round: int
+    name: str
+    arguments: str
+    ok: bool
+    error: str | None = None
+    text: str = ""
+    artifacts: list[str] = Field(default_factory=list, description="ids of the images the call produced")
+    inputs: list[str] = Field(default_factory=list, description="ids of the images the call consumed")
+    duration_s: float = 0.0
+    image_feedback: Literal["tool", "user", "none"] = "none"
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class TurnResult(BaseModel):
+    """The outcome of one user turn."""
+
+    index: int
+    response: str = Field(default="", description="the model's final raw text for the turn")
+    answer: str | None = Field(default=None, description="the answer extracted by the setting's format, if any")
+    stop_reason: StopReason = "answered"
+    rounds: int = 0
+    tool_calls: int = 0
+    seen_images: list[str] = Field(default_factory=list, description="artifact ids shown to the model, in order")
+
+
+class Trajectory(BaseModel):
+    messages: list[Message] = Field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    artifacts: list[Artifact] = Field(default_factory=list)
+    turns: list[TurnResult] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    model_calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    stop_reason: StopReason = "answered"
+    duration_s: float = 0.0
+
+    @property
+    def responses(self) -> list[str]:
+        return [t.response for t in self.turns]
