@@ -38,7 +38,7 @@ def _resume_hint(opts: RunOptions, run_dir: Path) -> str:
 
 def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
     bench = get_benchmark(opts.benchmark)
-    bench.setting(opts.setting)  # an unknown setting is reported before anything else is built
+    bench.setting(opts.setting, opts.loop)  # an unknown setting or loop is reported before anything else is built
     loaded = load_for_run(bench, opts.data)
     model = make_model(opts.model, opts.base_url)
     judge = make_model(opts.judge, opts.judge_base_url) if opts.judge else None

@@ -166,22 +166,76 @@ def _error_body(wire: str, status: int) -> dict[str, Any]:
     return {"error": {"message": msg, "type": "scripted_error", "code": status}}
 
 
-_IMAGE_ID = re.compile(rb"img-[0-9a-f]{12}")
+_IMAGE_ID = re.compile(r"img-[0-9a-f]{12}")
+# a tool result that names the image it produced by path (VTC-Bench's official tools and code track)
+_IMAGE_PATH = re.compile(r"(?:Edited Image Path|The saved image path is): (\S+)")
+
+
+def _strings(obj: Any) -> list[str]:
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, list):
+        return [s for x in obj for s in _strings(x)]
+    if isinstance(obj, dict):
+        return [s for v in obj.values() for s in _strings(v)]
+    return []
+
+
+def _newest_image(conversation: Any) -> str | None:
+    """The newest image id, or the newest produced-image path, in the conversation's texts."""
+    last: str | None = None
+    for text in _strings(conversation):
+        found = [(m.start(), m.group(0)) for m in _IMAGE_ID.finditer(text)]
+        found += [(m.start(1), m.group(1)) for m in _IMAGE_PATH.finditer(text)]
+        if found:
+            last = max(found)[1]
+    return last
 
 
 def _substitute_prev(step: Step, body: dict[str, Any]) -> Step:
     """`$prev` in a scripted tool call's arguments becomes the newest image id in the request's
-    conversation (not its tool descriptions), so a script can chain tools on images whose ids it
-    cannot know in advance."""
+    conversation (not its tool descriptions) — or, when tools name their outputs by path
+    ("Edited Image Path: …"), the newest such path — so a script can chain tools on images whose
+    names it cannot know in advance."""
     if not any("$prev" in c.raw_arguments() for c in step.tool_calls):
         return step
-    conversation = body.get("messages") or body.get("contents") or []
-    found = _IMAGE_ID.findall(json.dumps(conversation).encode())
-    if not found:
+    conversation = body.get("messages") or body.get("contents") or body.get("input") or []
+    last = _newest_image(conversation)
+    if last is None:
         return step
-    last = found[-1].decode()
     calls = [c.model_copy(update={"arguments": c.raw_arguments().replace("$prev", last)}) for c in step.tool_calls]
     return step.model_copy(update={"tool_calls": calls})
+
+
+async def _openai_sse(request: web.Request, reply: dict[str, Any]) -> web.StreamResponse:
+    """A Chat Completions reply as server-sent events: one chunk with the role (+ reasoning, +
+    content), one per tool call (id, name and complete arguments), one with the finish reason,
+    then `[DONE]` — the framing the golden-wire recordings used."""
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await resp.prepare(request)
+    choice = reply["choices"][0]
+    msg = choice["message"]
+    base = {"id": reply["id"], "object": "chat.completion.chunk", "created": reply["created"],
+            "model": reply["model"]}
+
+    async def send(delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None) -> None:
+        chunk: dict[str, Any] = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        if usage is not None:
+            chunk["usage"] = usage
+        await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+
+    first: dict[str, Any] = {"role": "assistant"}
+    if msg.get("reasoning_content"):
+        first["reasoning_content"] = msg["reasoning_content"]
+    if msg.get("content"):
+        first["content"] = msg["content"]
+    await send(first)
+    for i, call in enumerate(msg.get("tool_calls") or []):
+        await send({"tool_calls": [{"index": i, **call}]})
+    await send({}, choice["finish_reason"], reply.get("usage"))
+    await resp.write(b"data: [DONE]\n\n")
+    await resp.write_eof()
+    return resp
 
 
 _READERS = {"openai": _openai_info, "anthropic": _anthropic_info, "google": _google_info}
@@ -260,7 +314,10 @@ class ScriptedServer:
         model = str(body.get("model") or request.match_info.get("model") or "scripted")
         step = _substitute_prev(step, body)
         ids = [c.id or self.player.new_call_id() for c in step.tool_calls]
-        return web.json_response(_WRITERS[wire](step, model, _usage(step, len(raw)), ids))
+        reply = _WRITERS[wire](step, model, _usage(step, len(raw)), ids)
+        if wire == "openai" and body.get("stream") is True:
+            return await _openai_sse(request, reply)
+        return web.json_response(reply)
 
     # --- lifecycle ------------------------------------------------------------------------------
 
