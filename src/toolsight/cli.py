@@ -92,6 +92,7 @@ def run(
     request_timeout: Annotated[float, typer.Option(min=0.1, help="seconds per model request")] = 120.0,
     backoff_base: Annotated[float, typer.Option(min=0.0, help="first retry delay in seconds (doubles)")] = 1.0,
     cap: Annotated[list[str] | None, typer.Option(help="agent cap override NAME=VALUE (repeatable)")] = None,
+    demo_prompts: Annotated[str | None, typer.Option(help="TIR-Bench demo_prompts.py: few-shot demos for tir-bench-llm extraction")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="do not use the response cache")] = False,
     report: Annotated[bool, typer.Option(help="print the report tables at the end")] = True,
 ) -> None:
@@ -115,6 +116,7 @@ def run(
         force=force, concurrency=concurrency, max_connections=max_connections, limit=limit, judge=judge, judge_base_url=judge_base_url,
         judge_concurrency=judge_concurrency, score=not no_score, scorer_mode=scorer_mode, retries=retries,
         task_timeout=task_timeout, backoff_base=backoff_base, generate=gen, caps=_parse_caps(cap or []), cache=not no_cache,
+        demo_prompts=demo_prompts,
     )
     from toolsight.session import execute_run
 
@@ -160,14 +162,17 @@ def score(
     scorer: Annotated[str | None, typer.Option(help="scorer name (default: the benchmark's own)")] = None,
     mode: Annotated[str, typer.Option(help="official | corrected")] = "official",
     name: Annotated[str | None, typer.Option(help="name of the scores file (scores-NAME.jsonl)")] = None,
+    demo_prompts: Annotated[str | None, typer.Option(help="TIR-Bench demo_prompts.py: few-shot demos for tir-bench-llm extraction")] = None,
 ) -> None:
     """Re-score a finished run without calling the evaluated model again."""
     from toolsight.models.base import ConfigurationError
+    from toolsight.runner import RunError
     from toolsight.session import rescore
 
     try:
-        path = rescore(run_dir, judge=judge, scorer=scorer, mode=mode, name=name, judge_base_url=judge_base_url)
-    except (BenchmarkError, ConfigurationError, FileNotFoundError, ValueError) as exc:
+        path = rescore(run_dir, judge=judge, scorer=scorer, mode=mode, name=name, judge_base_url=judge_base_url,
+                       demo_prompts=demo_prompts)
+    except (BenchmarkError, ConfigurationError, FileNotFoundError, ValueError, RunError) as exc:
         raise _fail(str(exc)) from None
     out.print(f"wrote {path}")
 

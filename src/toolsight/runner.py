@@ -81,6 +81,7 @@ class RunOptions(BaseModel):
     cache: bool = True
     generate: GenerateConfig = Field(default_factory=GenerateConfig)
     caps: dict[str, Any] = Field(default_factory=dict, description="overrides for AgentSettings caps")
+    demo_prompts: str | None = Field(default=None, description="TIR-Bench demo_prompts.py for LLM answer extraction")
 
     def defining(self) -> dict[str, Any]:
         keep = ("benchmark", "model", "setting", "data", "base_url", "limit", "scorer_mode", "caps")

@@ -1,6 +1,8 @@
 """A local HTTP server that plays a script in the OpenAI, Anthropic and Gemini wire formats.
 
-Routes: OpenAI `POST /v1/chat/completions` (also `/chat/completions`), Anthropic `POST /v1/messages`,
+Routes: OpenAI `POST /v1/chat/completions` (also `/chat/completions`; server-sent events when the
+body asks for `stream: true`), OpenAI `POST /v1/responses` (the Responses API, with a step's
+`code_interpreter` runs as hosted `code_interpreter_call` items), Anthropic `POST /v1/messages`,
 Gemini `POST /v1beta/models/{model}:generateContent`. Every reply reports usage; every request is
 recorded in `ScriptedServer.requests` so tests can check what an SDK really sent.
 
@@ -57,6 +59,15 @@ def _openai_info(body: dict[str, Any]) -> tuple[str, int]:
     msgs = body.get("messages") or []
     first: dict[str, Any] = next((m for m in msgs if m.get("role") == "user"), {})
     return _text_of(first.get("content")), sum(1 for m in msgs if m.get("role") == "tool")
+
+
+def _responses_info(body: dict[str, Any]) -> tuple[str, int]:
+    items = body.get("input")
+    if isinstance(items, str):
+        return items, 0
+    first: dict[str, Any] = next((m for m in items or [] if isinstance(m, dict) and m.get("role") == "user"), {})
+    n = sum(1 for m in items or [] if isinstance(m, dict) and m.get("type") == "function_call_output")
+    return _text_of(first.get("content")), n
 
 
 def _anthropic_info(body: dict[str, Any]) -> tuple[str, int]:
@@ -155,6 +166,31 @@ def _google_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str]
     }
 
 
+def _responses_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str]) -> dict[str, Any]:
+    output: list[dict[str, Any]] = []
+    if step.fault != "empty":
+        if step.reasoning:
+            output.append({"type": "reasoning", "id": "rs_scripted",
+                           "summary": [{"type": "summary_text", "text": step.reasoning}]})
+        for n, run in enumerate(step.code_interpreter, start=1):
+            outs: list[dict[str, Any]] = [{"type": "logs", "logs": run.logs}] if run.logs else []
+            outs += [{"type": "image", "url": u} for u in run.images]
+            output.append({"type": "code_interpreter_call", "id": f"ci_scripted_{n}", "code": run.code,
+                           "container_id": "cntr_scripted", "outputs": outs, "status": "completed"})
+        for i, c in zip(ids, step.tool_calls, strict=True):
+            output.append({"type": "function_call", "id": f"fc_{i}", "call_id": i, "name": c.name,
+                           "arguments": c.raw_arguments(), "status": "completed"})
+        if step.text is not None:
+            output.append({"type": "message", "id": "msg_scripted", "role": "assistant", "status": "completed",
+                           "content": [{"type": "output_text", "text": step.text, "annotations": []}]})
+    return {
+        "id": "resp_scripted", "object": "response", "created_at": int(time.time()), "status": "completed",
+        "model": model, "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+        "usage": {"input_tokens": usage[0], "output_tokens": usage[1], "total_tokens": sum(usage),
+                  "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}},
+    }
+
+
 def _error_body(wire: str, status: int) -> dict[str, Any]:
     msg = f"scripted error {status}"
     if wire == "anthropic":
@@ -238,8 +274,10 @@ async def _openai_sse(request: web.Request, reply: dict[str, Any]) -> web.Stream
     return resp
 
 
-_READERS = {"openai": _openai_info, "anthropic": _anthropic_info, "google": _google_info}
-_WRITERS = {"openai": _openai_reply, "anthropic": _anthropic_reply, "google": _google_reply}
+_READERS = {"openai": _openai_info, "anthropic": _anthropic_info, "google": _google_info,
+            "responses": _responses_info}
+_WRITERS = {"openai": _openai_reply, "anthropic": _anthropic_reply, "google": _google_reply,
+            "responses": _responses_reply}
 
 
 class ScriptedServer:
@@ -276,6 +314,7 @@ class ScriptedServer:
         app = web.Application(client_max_size=256 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/chat/completions", self._openai)
+        app.router.add_post("/v1/responses", self._responses)
         app.router.add_post("/v1/messages", self._anthropic)
         app.router.add_post("/v1beta/models/{model}:generateContent", self._google)
         app.router.add_post("/v1/models/{model}:generateContent", self._google)
@@ -283,6 +322,9 @@ class ScriptedServer:
 
     async def _openai(self, request: web.Request) -> web.StreamResponse:
         return await self._handle(request, "openai")
+
+    async def _responses(self, request: web.Request) -> web.StreamResponse:
+        return await self._handle(request, "responses")
 
     async def _anthropic(self, request: web.Request) -> web.StreamResponse:
         return await self._handle(request, "anthropic")
