@@ -12,7 +12,12 @@ import cv2
 import numpy as np
 import pytest
 
-from toolsight.benchmarks.vtc.interface import HINT_KEY, interface_schemas, lenient_json, official_interface_tools
+from toolsight.benchmarks.vtc.interface import (
+    HINT_KEY,
+    interface_schemas,
+    lenient_json,
+    official_interface_tools,
+)
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolResult
 
 
