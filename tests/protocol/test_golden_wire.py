@@ -57,3 +57,8 @@ def test_replay_is_identical(path: Path, tmp_path: Path) -> None:
         turn = rec["trajectory"]["turns"][0]
         assert turn["answer"] == fin["agent_answer"]
         assert turn["response"] == fin["full_response"]
+        # provenance for the toolchain metrics: every tool output is an artifact made from its input
+        arts = {a["id"]: a for a in rec["trajectory"]["artifacts"]}
+        for call in rec["trajectory"]["tool_calls"]:
+            assert all(arts[a]["parents"] == tuple(call["inputs"]) or arts[a]["parents"] == call["inputs"]
+                       for a in call["artifacts"])

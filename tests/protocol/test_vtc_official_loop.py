@@ -181,3 +181,35 @@ def test_official_prediction_goes_through_the_spreadsheet() -> None:
     assert official_prediction("<answer>=1+1</answer>") == "0"
     assert official_prediction("<answer> C </answer>") == "C"
     assert spreadsheet_roundtrip(None) == "nan" and driver_answer("<|answer|>x<|answer|>") == "x"
+
+
+def test_images_are_encoded_as_the_driver_encodes_them(tmp_path: Path) -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    from toolsight.benchmarks.vtc.loop import images_in_text
+    from toolsight.benchmarks.vtc.qwen import image_url
+
+    Image.new("RGB", (20, 10), (9, 9, 9)).save(tmp_path / "tiny.png")
+    Image.new("RGB", (1600, 2400), (9, 9, 9)).save(tmp_path / "tall.png")
+
+    def size(name: str) -> tuple[int, int]:
+        url = image_url(name, tmp_path)
+        assert url.startswith("data:image/jpeg;base64,")
+        with Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))) as im:
+            assert im.format == "JPEG"
+            return im.size
+
+    assert size("tiny.png") == (57, 29)  # short side under 28: scaled by 2.8, +1 after truncation
+    assert size("tall.png") == (1080, 1620)  # short side capped at 1080
+    # a text result naming an image path gets the image attached; paths outside the workspace do not
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    Image.new("RGB", (8, 8)).save(ws / "out.png")
+    got = images_in_text(f"saved to {ws / 'out.png'} and {tmp_path / 'tall.png'}", ws)
+    assert isinstance(got, list)
+    assert [(i.text, i.image) for i in got][1:] == [(f"The saved image path is: {ws / 'out.png'}", None),
+                                                    (None, str(ws / "out.png"))]
+    assert images_in_text("no image here", ws) == "no image here"

@@ -449,8 +449,10 @@ class VTCOfficialAgent:
                     await asyncio.sleep(RERUN_WAITS[min(attempt, len(RERUN_WAITS) - 1)])
                     continue
                 self._finish(traj, messages, response, ws, text or "", answer, t0)
+                traj.artifacts = toolbox.store.all()
                 raise TaskFailed(f"{kind}: {msg}", traj) from exc
         self._finish(traj, messages, response, ws, text or "", answer, t0)
+        traj.artifacts = toolbox.store.all()  # provenance for the toolchain metrics
         return traj
 
     def _finish(self, traj: Trajectory, messages: list[QMsg], response: list[QMsg], ws: Path, text: str,
