@@ -213,3 +213,42 @@ def test_images_are_encoded_as_the_driver_encodes_them(tmp_path: Path) -> None:
     assert [(i.text, i.image) for i in got][1:] == [(f"The saved image path is: {ws / 'out.png'}", None),
                                                     (None, str(ws / "out.png"))]
     assert images_in_text("no image here", ws) == "no image here"
+
+
+def test_providers_without_a_raw_call_get_the_same_messages(tmp_path: Path) -> None:
+    """The fallback for non-OpenAI providers: the driver's messages as toolsight messages (same texts)."""
+    import asyncio
+
+    from vtckit import make_data
+
+    from toolsight.agents.loop import register_inputs
+    from toolsight.benchmarks.vtc_bench import SETTINGS, load_vtc_bench, to_agent_settings
+    from toolsight.models.base import GenerateConfig, Message, ModelOutput
+    from toolsight.models.scripted.inproc import ScriptedModel
+    from toolsight.models.scripted.script import Script
+    from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec
+    from toolsight.tools.registry import build_tools
+
+    make_data(tmp_path / "data", [{"id": "x_1", "question": "Which? [task:t]"}])
+    (task,), _ = load_vtc_bench(tmp_path / "data")
+    settings = to_agent_settings(SETTINGS["interface"])
+    from toolsight.benchmarks.vtc_bench import VTC_TOOLSETS
+
+    box = Toolbox(build_tools(settings.tools, extra=VTC_TOOLSETS), ArtifactStore(tmp_path / "ws"), task.id)
+    inputs = register_inputs(task, tmp_path / "data", box)
+    model = ScriptedModel("mock/x", Script.model_validate({"tasks": {"t": [
+        {"tool_calls": [{"name": "opencv_flip", "arguments": {"image": "images/chart/x_1.jpg", "param": {}}}]},
+        {"text": "<answer>C</answer>"}]}}))
+    seen: list[list[Message]] = []
+
+    async def generate(msgs: list[Message], tools: list[ToolSpec], cfg: GenerateConfig) -> ModelOutput:
+        seen.append(msgs)
+        out: ModelOutput = await model.generate(msgs, tools, cfg)
+        return out
+
+    traj = asyncio.run(vtc_loop.VTCOfficialAgent(SETTINGS["interface"], settings, model, generate).run(task, box, inputs))
+    assert traj.turns[0].answer == "C" and traj.tool_calls[0].ok
+    first, second = seen
+    assert first[1].content[0].text == "(Uploaded ![image](x_1.jpg)) " and first[1].images  # type: ignore[union-attr]
+    tool = next(m for m in second if m.role == "tool")
+    assert tool.text.startswith("Flipped image horizontal.\n\nEdited Image Path: ") and tool.images
