@@ -68,6 +68,7 @@ def run(
     target: Annotated[str, typer.Argument(help="a benchmark name (see `toolsight list benchmarks`) or a dataset folder")],
     model: Annotated[str, typer.Option("--model", "-m", help="e.g. openai/gpt-4o, anthropic/NAME, google/NAME, reference")],
     setting: Annotated[str | None, typer.Option(help="setting name (see `toolsight list settings BENCH`)")] = None,
+    loop: Annotated[str | None, typer.Option(help="official (the benchmark driver's requests) | toolsight (improved loop); default: the setting's")] = None,
     data: Annotated[str | None, typer.Option(help="path to the benchmark's data (official format)")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL (vLLM, SGLang, Ollama)")] = None,
     out_dir: Annotated[str | None, typer.Option("--out", help="run directory (default runs/NAME-TIME)")] = None,
@@ -91,6 +92,7 @@ def run(
     request_timeout: Annotated[float, typer.Option(min=0.1, help="seconds per model request")] = 120.0,
     backoff_base: Annotated[float, typer.Option(min=0.0, help="first retry delay in seconds (doubles)")] = 1.0,
     cap: Annotated[list[str] | None, typer.Option(help="agent cap override NAME=VALUE (repeatable)")] = None,
+    demo_prompts: Annotated[str | None, typer.Option(help="TIR-Bench demo_prompts.py: few-shot demos for tir-bench-llm extraction")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="do not use the response cache")] = False,
     report: Annotated[bool, typer.Option(help="print the report tables at the end")] = True,
 ) -> None:
@@ -100,6 +102,8 @@ def run(
 
     if scorer_mode not in ("official", "corrected"):
         raise _fail(f"--scorer-mode {scorer_mode!r}: use 'official' or 'corrected'", 2)
+    if loop not in (None, "official", "toolsight"):
+        raise _fail(f"--loop {loop!r}: use 'official' or 'toolsight'", 2)
     if reasoning_effort not in (None, "minimal", "low", "medium", "high"):
         raise _fail(f"--reasoning-effort {reasoning_effort!r}: use minimal, low, medium or high", 2)
     gen = GenerateConfig(
@@ -108,10 +112,11 @@ def run(
         thinking_budget=thinking_budget, timeout=request_timeout,
     )
     opts = RunOptions(
-        benchmark=target, model=model, setting=setting, data=data, base_url=base_url, out=out_dir, resume=resume,
+        benchmark=target, model=model, setting=setting, loop=loop, data=data, base_url=base_url, out=out_dir, resume=resume,
         force=force, concurrency=concurrency, max_connections=max_connections, limit=limit, judge=judge, judge_base_url=judge_base_url,
         judge_concurrency=judge_concurrency, score=not no_score, scorer_mode=scorer_mode, retries=retries,
         task_timeout=task_timeout, backoff_base=backoff_base, generate=gen, caps=_parse_caps(cap or []), cache=not no_cache,
+        demo_prompts=demo_prompts,
     )
     from toolsight.session import execute_run
 
@@ -157,12 +162,14 @@ def score(
     scorer: Annotated[str | None, typer.Option(help="scorer name (default: the benchmark's own)")] = None,
     mode: Annotated[str, typer.Option(help="official | corrected")] = "official",
     name: Annotated[str | None, typer.Option(help="name of the scores file (scores-NAME.jsonl)")] = None,
+    demo_prompts: Annotated[str | None, typer.Option(help="TIR-Bench demo_prompts.py: few-shot demos for tir-bench-llm extraction")] = None,
 ) -> None:
     """Re-score a finished run without calling the evaluated model again."""
     from toolsight.session import rescore
 
     try:
-        path = rescore(run_dir, judge=judge, scorer=scorer, mode=mode, name=name, judge_base_url=judge_base_url)
+        path = rescore(run_dir, judge=judge, scorer=scorer, mode=mode, name=name, judge_base_url=judge_base_url,
+                       demo_prompts=demo_prompts)
     except (ToolsightError, FileNotFoundError) as exc:
         raise _fail(str(exc)) from None
     out.print(f"wrote {path}")
@@ -245,8 +252,8 @@ def list_settings(benchmark: Annotated[str, typer.Argument(help="benchmark name 
     for name, s in b.settings().items():
         mark = " (default)" if name == b.default_setting else ""
         tools = ", ".join(s.tools) or "no tools"
-        out.print(f"{name}{mark}: tools: {tools}; max tool calls {s.max_tool_calls}, max rounds {s.max_rounds}",
-                  highlight=False)
+        out.print(f"{name}{mark}: loop {s.loop}; tools: {tools}; max tool calls {s.max_tool_calls}, "
+                  f"max rounds {s.max_rounds}", highlight=False)
 
 
 @list_app.command("models")

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from toolsight.cache import ResponseCache, request_key
 from toolsight.models.base import GenerateConfig, Message, Model, ModelError, ModelOutput
 from toolsight.tools.base import ToolSpec
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -38,6 +42,11 @@ class ModelCaller:
     def __post_init__(self) -> None:
         self._sem = asyncio.Semaphore(self.max_connections)
 
+    async def call_raw(self, fn: Callable[[], Awaitable[T]]) -> T:
+        """Run a raw provider call (one the agent built itself) under the same connection limit and
+        retry policy as `__call__`; never cached (such calls are for exact protocol replays)."""
+        return await self._retrying(fn)
+
     async def __call__(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         key = None
         if self.cache is not None and config.is_deterministic():
@@ -46,6 +55,13 @@ class ModelCaller:
             if hit is not None:
                 self.stats.cache_hits += 1
                 return hit
+        out = await self._retrying(lambda: self.model.generate(messages, tools, config))
+        self.stats.tokens += out.usage.total_tokens
+        if key is not None and self.cache is not None and out.finish_reason != "error":
+            self.cache.put(key, out)
+        return out
+
+    async def _retrying(self, fn: Callable[[], Awaitable[T]]) -> T:
         last: str | None = None
         identical = 0
         attempt = 0
@@ -53,8 +69,8 @@ class ModelCaller:
             try:
                 async with self._sem:
                     self.stats.calls += 1
-                    out = await self.model.generate(messages, tools, config)
-                break
+                    out = await fn()
+                return out
             except ModelError as exc:
                 msg = str(exc)
                 identical = identical + 1 if msg == last else 1
@@ -74,7 +90,3 @@ class ModelCaller:
                     await asyncio.sleep(delay)
                 finally:
                     self.stats.retrying_now -= 1
-        self.stats.tokens += out.usage.total_tokens
-        if key is not None and self.cache is not None and out.finish_reason != "error":
-            self.cache.put(key, out)
-        return out

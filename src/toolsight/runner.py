@@ -62,6 +62,7 @@ class RunOptions(BaseModel):
     benchmark: str
     model: str
     setting: str | None = None
+    loop: str | None = Field(default=None, description="official | toolsight; None = the setting's own mode")
     data: str | None = None
     base_url: str | None = None
     out: str | None = None
@@ -81,10 +82,12 @@ class RunOptions(BaseModel):
     cache: bool = True
     generate: GenerateConfig = Field(default_factory=GenerateConfig)
     caps: dict[str, Any] = Field(default_factory=dict, description="overrides for AgentSettings caps")
+    demo_prompts: str | None = Field(default=None, description="TIR-Bench demo_prompts.py for LLM answer extraction")
 
     def defining(self) -> dict[str, Any]:
         keep = ("benchmark", "model", "setting", "data", "base_url", "limit", "scorer_mode", "caps")
         d = {k: getattr(self, k) for k in keep}
+        d["loop"] = self.loop  # the Runner fills in the effective mode, so --loop X and "X by default" match
         d["generate"] = self.generate.model_dump(exclude={"timeout"})
         return d
 
@@ -168,7 +171,8 @@ class Runner:
         self.loaded = loaded
         self.model = model
         self.setting_name = opts.setting or bench.default_setting
-        self.settings = apply_caps(bench.setting(self.setting_name), opts)
+        self.settings = apply_caps(bench.setting(self.setting_name, opts.loop), opts)
+        self.opts = opts = opts.model_copy(update={"loop": self.settings.loop})
         self.run_dir = Path(opts.out) if opts.out else default_run_dir(opts, self.setting_name)
         self.on_progress = on_progress
         self.judge_model = judge
@@ -187,6 +191,7 @@ class Runner:
             "benchmark": self.bench.name,
             "target": self.opts.benchmark,
             "setting": self.setting_name,
+            "loop": self.settings.loop,
             "model": self.opts.model,
             "judge": self.opts.judge,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

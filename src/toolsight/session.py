@@ -36,9 +36,23 @@ def _resume_hint(opts: RunOptions, run_dir: Path) -> str:
     return "toolsight " + " ".join(shlex.quote(a) for a in argv) + " --resume"
 
 
+def load_demo_prompts(path: str | None) -> None:
+    """TIR-Bench's few-shot extraction demos from the user's copy of `demo_prompts.py` (`--demo-prompts`)."""
+    if path is None:
+        return
+    from toolsight.runner import RunError
+    from toolsight.scoring.tir import load_demo_prompts as load
+
+    try:
+        load(path)
+    except ValueError as exc:
+        raise RunError(f"--demo-prompts: {exc}") from None
+
+
 def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
+    load_demo_prompts(opts.demo_prompts)
     bench = get_benchmark(opts.benchmark)
-    bench.setting(opts.setting)  # an unknown setting is reported before anything else is built
+    bench.setting(opts.setting, opts.loop)  # an unknown setting or loop is reported before anything else is built
     loaded = load_for_run(bench, opts.data)
     model = make_model(opts.model, opts.base_url)
     judge = make_model(opts.judge, opts.judge_base_url) if opts.judge else None
@@ -98,10 +112,11 @@ def _print_report(run_dir: Path) -> None:
 
 
 def rescore(run_dir: Path, judge: str | None, scorer: str | None, mode: str, name: str | None,
-            judge_base_url: str | None = None) -> Path:
+            judge_base_url: str | None = None, demo_prompts: str | None = None) -> Path:
     from toolsight.log.files import read_manifest
     from toolsight.rescore import rescore_run
 
+    load_demo_prompts(demo_prompts)
     manifest = read_manifest(run_dir)
     bench = get_benchmark(manifest.target or manifest.benchmark)
     kwargs: dict[str, Any] = {}

@@ -79,7 +79,9 @@ def test_interface_run_chaining_five_operations(tmp_path: Path) -> None:
             assert nxt["inputs"] == prev["artifacts"]  # each call worked on the previous call's image
     assert recs["counting_1"]["score"]["value"] == 1.0 and recs["counting_2"]["score"]["value"] == 0.0
     # the reference prompt format reached the model, with 35 tools offered
-    user_text = next(p["text"] for p in first.body["messages"][-1]["content"] if p.get("type") == "text")
+    parts = [p["text"] for p in first.body["messages"][-1]["content"] if p.get("type") == "text"]
+    assert parts[0] == "(Uploaded ![image](counting_1.jpg)) "  # the official loop (the default) as the driver
+    user_text = parts[-1]
     assert "### User Image Size:** \"200x120\"" in user_text and "<answer>" in user_text
     assert len(first.body["tools"]) == 35
     rep = _ts("report", str(run), "--by", "category")

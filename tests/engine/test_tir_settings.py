@@ -14,11 +14,17 @@ from toolsight.tools.rotate import rotate_image
 
 
 def test_settings_names_tools_and_strategy_text() -> None:
-    s = tir_settings()
+    s = tir_settings("toolsight")
     assert set(s) == {"direct", "code", "code-s2", "code-s3", "function", "function-s2", "function-s3"}
     assert s["direct"].tools == [] and s["code"].tools == ["python"] and s["function"].tools == ["rotate_image"]
     assert s["code-s2"].user_template == "{prompt}\nPlease consider to write code to process the image."
     assert s["function"].tool_image_note == "The rotated image is attached."
+    assert {x.loop for x in s.values()} == {"toolsight"}
+    official = tir_settings()  # the default: the paper's protocol
+    assert {x.loop for x in official.values()} == {"official"}
+    assert official["code"].tools == ["python_stateful"]  # a stateful interpreter, as in the paper
+    assert official["code"].max_images_in_context is None and official["code"].max_image_pixels is None
+    assert official["code"].time_limit_s is None
 
 
 def test_rotate_image_turns_the_original_clockwise(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ def test_starter_with_reference_agent(tmp_path: Path) -> None:
     root = tmp_path / "data"
     tasks = vtc_starter(root, seed=0)
     setting = SETTINGS["interface"]
-    agent_settings = to_agent_settings(setting)
+    agent_settings = to_agent_settings(setting, "toolsight")  # the generic loop, toolsight's tools
 
     async def run() -> list[Any]:
         out: list[Any] = []
@@ -61,7 +61,7 @@ def test_starter_with_reference_agent(tmp_path: Path) -> None:
 
 
 def test_code_interpreter_tool(tmp_path: Path) -> None:
-    agent_settings = to_agent_settings(SETTINGS["code"])
+    agent_settings = to_agent_settings(SETTINGS["code"], "toolsight")
     assert agent_settings.tools == ["vtc_code"]
 
     async def run() -> list[tuple[bool, str]]:

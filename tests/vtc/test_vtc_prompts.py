@@ -197,8 +197,11 @@ def test_settings_data() -> None:
 
 def test_agent_settings_render_the_same_prompt() -> None:
     t = _task()
-    a = to_agent_settings(SETTINGS["strong+gt"])
+    a = to_agent_settings(SETTINGS["strong+gt"], "toolsight")
     assert a.tools == ["opencv"] and a.max_rounds == 20 and a.no_tools_on_last_round
+    official = to_agent_settings(SETTINGS["strong+gt"])  # the default: the driver's own loop and tools
+    assert official.loop == "official" and official.tools == ["vtc_interface_official"]
+    assert official.generate.extra_body == {"top_k": 20, "repetition_penalty": 1.0, "presence_penalty": 0}
     assert a.nudge == P.CONTINUE_NUDGE and a.final_nudge == P.FINAL_NUDGE and a.max_nudges == 5
     assert a.generate.temperature == 0.6 and a.generate.seed == 1234
     turn = t.turns[0]

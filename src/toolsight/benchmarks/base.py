@@ -48,7 +48,8 @@ class Benchmark(ABC):
     def scorer(self, setting: str, mode: str = "official") -> Scorer:
         """The scorer for a setting; `mode` is 'official' or 'corrected' where that differs."""
 
-    def setting(self, name: str | None) -> AgentSettings:
+    def setting(self, name: str | None, loop: str | None = None) -> AgentSettings:
+        """Setting `name` (default: the benchmark's), in loop mode `loop` when given (`--loop`)."""
         name = name or self.default_setting
         s = self.settings()
         if name not in s:
@@ -56,7 +57,16 @@ class Benchmark(ABC):
                 f"unknown setting {name!r} for {self.name}; choose one of: {', '.join(s)} "
                 f"(see `toolsight list settings {self.name}`)"
             )
+        if loop is not None and loop != s[name].loop:
+            if loop not in ("official", "toolsight"):
+                raise BenchmarkError(f"unknown loop mode {loop!r}: use 'official' or 'toolsight'")
+            return self.with_loop(s[name], loop)
         return s[name]
+
+    def with_loop(self, settings: AgentSettings, loop: str) -> AgentSettings:
+        """`settings` in another loop mode. A benchmark whose official loop needs other tools or
+        parameters overrides this; by default only the mode changes."""
+        return settings.model_copy(update={"loop": loop})
 
     def toolsets(self) -> dict[str, ToolSet]:
         """Tool sets only this benchmark offers (e.g. its official code tool), by name."""

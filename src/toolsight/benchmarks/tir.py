@@ -1,9 +1,12 @@
 """TIR-Bench as a runnable benchmark: the official release (or generated tasks), its settings and scorer.
 
-Settings are the paper's three (App. D): `direct`, `code` (the sandboxed Python tools), `function`
+Settings are the paper's three (App. D): `direct`, `code` (a code interpreter), `function`
 (the predefined `rotate_image(degrees)`), each with prompt strategies 1–3 — named `code`, `code-s2`,
 `code-s3`, `function`, `function-s2`, `function-s3`. A strategy appends its sentence to the question;
-its feedback sentence accompanies the images a tool returns.
+its feedback sentence follows tool results. Settings default to the `official` loop
+(`benchmarks/tir_official.py`: feedback after every tool result, App. E generation settings for open
+models, no toolsight caps, a stateful interpreter — OpenAI's hosted one for OpenAI models); `--loop
+toolsight` gives the generic loop with VisualToolBench's code tools, image budget and downscaling.
 """
 
 from __future__ import annotations
@@ -12,32 +15,51 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from toolsight.agents.registry import Generate, Solver
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.benchmarks.tir_bench import SETTINGS, TirBenchError, load_tir_bench
+from toolsight.models.base import Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.dataset import DatasetError, load_dataset
 from toolsight.tasks.schema import Task
 
 TOOLSETS = {"direct": [], "code": ["python"], "function": ["rotate_image"]}
+# official: a stateful interpreter (variables persist across calls, as in the paper's code-interpreter
+# runs); the sandbox kernel with display hooks replaces python_stateful when it lands
+OFFICIAL_TOOLSETS = {"direct": [], "code": ["python_stateful"], "function": ["rotate_image"]}
+OFFICIAL_MAX_ROUNDS = 100  # the paper has no cap (o3 took ~55 iterations); a safety stop only
 
 
-def tir_settings() -> dict[str, AgentSettings]:
+def tir_settings(loop: str = "official") -> dict[str, AgentSettings]:
     out: dict[str, AgentSettings] = {}
+    official = loop == "official"
     for name, spec in SETTINGS.items():
         for number, strat in spec.strategies.items():
             key = name if number == 1 else f"{name}-s{number}"
             suffix = strat.suffix.replace("{", "{{").replace("}", "}}")
+            caps: dict[str, Any] = {"max_tool_calls": 20, "max_rounds": 20}
+            if official:
+                caps = {"max_tool_calls": OFFICIAL_MAX_ROUNDS * 10, "max_rounds": OFFICIAL_MAX_ROUNDS,
+                        "time_limit_s": None, "max_images_in_context": None, "max_image_pixels": None}
             out[key] = AgentSettings(
                 name=key,
+                loop="official" if official else "toolsight",
                 user_template="{prompt}" + suffix,
-                tools=list(TOOLSETS[name]),
+                tools=list((OFFICIAL_TOOLSETS if official else TOOLSETS)[name]),
                 answer_format="raw",
                 tool_image_note=strat.feedback or "Here are the images produced by tool call {call_id}.",
-                max_tool_calls=20,
-                max_rounds=20,
+                **caps,
             )
     return out
+
+
+def _strategy_feedback(setting: str) -> str | None:
+    name, _, num = setting.partition("-s")
+    spec = SETTINGS.get(name)
+    if spec is None:
+        return None
+    return spec.strategy(int(num) if num.isdigit() else 1).feedback
 
 
 def scorer_for(mode: str) -> Scorer:
@@ -55,6 +77,18 @@ class TIRBenchmark(Benchmark):
 
     def settings(self) -> dict[str, AgentSettings]:
         return tir_settings()
+
+    def with_loop(self, settings: AgentSettings, loop: str) -> AgentSettings:
+        return tir_settings(loop)[settings.name]
+
+    def make_agent(self, settings: AgentSettings, model: Model, generate: Generate) -> Solver:
+        if settings.loop == "official":
+            from toolsight.benchmarks.tir_official import make_official_agent
+
+            agent: Solver = make_official_agent(settings, model, generate, _strategy_feedback(settings.name),
+                                                code_setting=settings.name.startswith("code"))
+            return agent
+        return super().make_agent(settings, model, generate)
 
     def load(self, data: Path | None) -> LoadedTasks:
         if data is None:

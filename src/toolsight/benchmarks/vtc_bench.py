@@ -25,10 +25,11 @@ from typing import Any, Literal
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolsight.agents.registry import Generate, Solver
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks import vtc_prompts as P
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
-from toolsight.models.base import GenerateConfig
+from toolsight.models.base import GenerateConfig, Model
 from toolsight.scoring.base import Scorer
 from toolsight.synth.vtc.catalog import (  # noqa: F401 - re-exported
     CATEGORIES,
@@ -350,6 +351,8 @@ class VTCSetting(BaseModel):
     top_k: int = 20
     max_tokens: int = 40960
     seed: int = 1234
+    repetition_penalty: float = 1.0
+    presence_penalty: float = 0
 
 
 def _setting(name: str, desc: str, system: str, tools: ToolSet, gt: bool = False) -> VTCSetting:
@@ -399,6 +402,9 @@ def last_call_note(question: str, setting: VTCSetting) -> str:
 
 
 TOOLSETS: dict[ToolSet, list[str]] = {"none": [], "code": ["vtc_code"], "interface": ["opencv"]}
+# the official loop offers the reference's own schemas and result texts (benchmarks/vtc/interface.py);
+# the code track keeps toolsight's code tool until the stateful kernel lands
+OFFICIAL_TOOLSETS: dict[ToolSet, list[str]] = {"none": [], "code": ["vtc_code"], "interface": ["vtc_interface_official"]}
 
 
 def _vtc_code_tools() -> list[Tool]:
@@ -407,28 +413,45 @@ def _vtc_code_tools() -> list[Tool]:
     return vtc_code_tools()
 
 
+def _vtc_interface_official() -> list[Tool]:
+    from toolsight.benchmarks.vtc.interface import official_interface_tools
+
+    return official_interface_tools()
+
+
 VTC_TOOLSETS = {
     "vtc_code": ToolSetEntry("vtc_code", _vtc_code_tools, "VTC-Bench code_interpreter (reasoning, code) in the sandbox",
                              needs_sandbox=True),
+    "vtc_interface_official": ToolSetEntry(
+        "vtc_interface_official", _vtc_interface_official,
+        "the 35 opencv_* tools exactly as VTC-Bench's driver offers them (paths, reference texts; official loop)"),
 }
 
 
-def to_agent_settings(setting: VTCSetting) -> AgentSettings:
+def to_agent_settings(setting: VTCSetting, loop: Literal["official", "toolsight"] = "official") -> AgentSettings:
     """The generic loop settings for a VTC setting (user template fields renamed to the loop's).
 
     The loop fills `{prompt}` (question + options), `{image_names}` (workspace file names) and turn meta
     fields (`image_size`, `reference_trajectory`). The reference's different note when one call is
-    left becomes the loop's `last_round_note`.
+    left becomes the loop's `last_round_note`. `loop="official"` (the default) runs the driver's own
+    loop (`benchmarks/vtc/loop.py`) with the reference tools and the driver's full request parameters;
+    `"toolsight"` runs the generic loop with toolsight's tools, image budget and downscaling.
     """
+    official = loop == "official"
     template = (
         setting.user_template.replace("{question}", "{prompt}").replace("{image_path}", "{image_names}")
     )
+    extra: dict[str, Any] = {"top_k": setting.top_k}
+    if official:
+        extra.update(repetition_penalty=setting.repetition_penalty, presence_penalty=setting.presence_penalty)
+    caps: dict[str, Any] = {"time_limit_s": None, "max_images_in_context": None, "max_image_pixels": None} if official else {}
     return AgentSettings(
         name=setting.name,
+        loop=loop,
         system_prompt=setting.system_prompt,
         user_template=template,
         answer_format="answer_tag",
-        tools=TOOLSETS[setting.tool_set],
+        tools=(OFFICIAL_TOOLSETS if official else TOOLSETS)[setting.tool_set],
         max_tool_calls=setting.max_model_calls * 5,
         max_rounds=setting.max_model_calls,
         no_tools_on_last_round=setting.no_tools_on_last_call,
@@ -441,8 +464,9 @@ def to_agent_settings(setting: VTCSetting) -> AgentSettings:
         tool_image_note=setting.tool_image_note,
         generate=GenerateConfig(
             temperature=setting.temperature, top_p=setting.top_p, max_tokens=setting.max_tokens,
-            seed=setting.seed, extra_body={"top_k": setting.top_k},
+            seed=setting.seed, extra_body=extra,
         ),
+        **caps,
     )
 
 
@@ -464,6 +488,16 @@ class VTCBenchmark(Benchmark):
 
     def settings(self) -> dict[str, AgentSettings]:
         return {k: to_agent_settings(v) for k, v in SETTINGS.items()}
+
+    def with_loop(self, settings: AgentSettings, loop: str) -> AgentSettings:
+        return to_agent_settings(SETTINGS[settings.name], "official" if loop == "official" else "toolsight")
+
+    def make_agent(self, settings: AgentSettings, model: Model, generate: Generate) -> Solver:
+        if settings.loop == "official" and settings.name in SETTINGS:
+            from toolsight.benchmarks.vtc.loop import VTCOfficialAgent
+
+            return VTCOfficialAgent(SETTINGS[settings.name], settings, model, generate)
+        return super().make_agent(settings, model, generate)
 
     def toolsets(self) -> dict[str, ToolSetEntry]:
         return dict(VTC_TOOLSETS)

@@ -42,6 +42,9 @@ class TurnResult(BaseModel):
     index: int
     response: str = Field(default="", description="the model's final raw text for the turn")
     answer: str | None = Field(default=None, description="the answer extracted by the setting's format, if any")
+    scored_response: str | None = Field(
+        default=None, description="what scorers read instead of `response`, when an official loop's driver took "
+                                  "its answer from somewhere else (the reasoning, an earlier attempt)")
     stop_reason: StopReason = "answered"
     rounds: int = 0
     tool_calls: int = 0
@@ -62,4 +65,4 @@ class Trajectory(BaseModel):
 
     @property
     def responses(self) -> list[str]:
-        return [t.response for t in self.turns]
+        return [t.response if t.scored_response is None else t.scored_response for t in self.turns]

@@ -23,6 +23,8 @@ from toolsight.tools.base import ToolSpec
 _ANSWER_LINE = re.compile(r"^ANSWER:\s*(.*?)\s*$", re.MULTILINE)
 _INFO = re.compile(r"INFO:\s*(\{.*\})", re.DOTALL)
 _IMAGE_ID = re.compile(r"\bimg-[0-9a-f]{12}\b")
+# the image a call produced, as its text names it: an artifact id, or a path (VTC-Bench's official tools)
+_PRODUCED = re.compile(r"Edited Image Path: (\S+)")
 
 
 def _reply(text: str) -> ModelOutput:
@@ -133,7 +135,7 @@ class _TaskReference(Model):
         if step < len(calls):
             prev = None
             for m in reversed(tool_msgs):
-                ids = _IMAGE_ID.findall(m.text)
+                ids = _PRODUCED.findall(m.text) or _IMAGE_ID.findall(m.text)
                 if ids:
                     prev = ids[-1]
                     break

@@ -160,6 +160,32 @@ class OpenAIModel(Model):
             usage=usage, finish_reason=finish, model=resp.model or self.model_id,
         )
 
+    async def chat_completions_raw(self, kwargs: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
+        """Send `client.chat.completions.create(**kwargs)` as given (the SDK builds the body) and return
+        what came back unparsed: the streamed chunks as dicts, or the one response dict when not
+        streaming. For harnesses that must reproduce another client's requests exactly."""
+
+        async def go() -> list[dict[str, Any]]:
+            resp = await self.client().chat.completions.create(**kwargs, timeout=timeout)
+            if not kwargs.get("stream"):
+                return [resp.to_dict()]
+            return [chunk.to_dict() async for chunk in resp]
+
+        out: list[dict[str, Any]] = await stainless_call(self.name, openai, go(), timeout, KEY_VARS[0])
+        return out
+
+    async def responses_raw(self, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """`client.responses.create(**kwargs)` (the Responses API, e.g. with the hosted code interpreter),
+        returned as a dict."""
+
+        async def go() -> dict[str, Any]:
+            resp = await self.client().responses.create(**kwargs, timeout=timeout)
+            out: dict[str, Any] = resp.to_dict()
+            return out
+
+        out: dict[str, Any] = await stainless_call(self.name, openai, go(), timeout, KEY_VARS[0])
+        return out
+
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()

@@ -161,8 +161,10 @@ class RubricScorer:
         pairs = self._pairs(task, responses)
         jobs = [(i, turn, resp, rub) for i, turn, resp in pairs for rub in turn.rubrics]
         if not jobs:
-            if self.official:
-                return Score(value=0.0, passed=True, scorer=self.name, details={"dropped": False, "rubrics": []},
+            if self.official:  # the reference still writes judge_results: [] (one list per turn when multi-turn)
+                details = {"mode": self.mode, "rubrics": [], "dropped": False,
+                           "judge_results": _official_layout(task, pairs, [])}
+                return Score(value=0.0, passed=True, scorer=self.name, details=details,
                              explanation="no rubrics: the reference gives score 0 and pass")
             return Score(scorer=self.name, error=f"task {task.id} has no rubrics to judge")
         runner = shared_runner(ctx, self.name, concurrency=self.concurrency)

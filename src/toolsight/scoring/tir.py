@@ -542,7 +542,10 @@ class TirScorer:
             if ctx.judge is None:
                 return Score(scorer=self.name, error="scorer 'tir-bench-llm' extracts answers with an LLM: pass "
                                                      "--judge MODEL (or use 'tir-bench' for rule-based extraction)")
-            extracted, calls = await llm_extract(ctx.judge, key, task.turns[0].prompt, response, ctx.judge_config,
+            # official: extract_answer.py sends only model and messages (no temperature, no seed)
+            config = (GenerateConfig(timeout=ctx.judge_config.timeout) if self.mode == "official"
+                      else ctx.judge_config)
+            extracted, calls = await llm_extract(ctx.judge, key, task.turns[0].prompt, response, config,
                                                  max(1, ctx.judge_retries))
             if extracted is None:
                 return Score(scorer=self.name, error="the answer extractor failed on every attempt", judge_calls=calls)

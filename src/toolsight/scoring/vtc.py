@@ -13,8 +13,10 @@ question, answer, A.., prediction`; None = an empty cell):
 
 `VtcScorer` maps a Task onto a row: `question` ← `turn.meta["question"]` (the question without
 the appended options) else `turn.prompt`; `A`–`G` ← `turn.options`; `answer` ← `turn.answer`;
-`prediction` ← the text of the first `<answer>…</answer>` of the final response (official) or the
-last complete pair (corrected), else the whole response stripped; `category` ← `task.tags["category"]`.
+`prediction` ← official: the driver's answer (text between the first `<answer>` and the first
+`</answer>`, or a `<|answer|>` pair; none without tags) after its spreadsheet round trip (no answer
+and NA-like strings → 'nan', a leading '=' → '0'); corrected: the last complete pair, else the
+whole response stripped; `category` ← `task.tags["category"]`.
 Without `ctx.judge` only the rules run (the reference's `exact_matching`).
 """
 
@@ -296,13 +298,37 @@ def vtc_judge_hit(name: PromptName, reply: str, answer: str, mode: Mode = "offic
 
 # --------------------------------------------------------------------------- scorer
 
-_FIRST_TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
+# what pandas reads back as NaN from the driver's results spreadsheet (read_excel's default NA strings)
+SPREADSHEET_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                            "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+
+
+def driver_answer(response: str | None) -> str | None:
+    """The driver's `agent_answer` from a final text: between the first `<answer>` and the first
+    `</answer>`, overridden by a `<|answer|>…<|answer|>` pair; None without tags."""
+    answer: str | None = None
+    if response and "<answer>" in response and "</answer>" in response:
+        start = response.find("<answer>") + len("<answer>")
+        answer = response[start:response.find("</answer>")].strip()
+    if response and response.count("<|answer|>") >= 2:
+        start = response.find("<|answer|>") + len("<|answer|>")
+        answer = response[start:response.find("<|answer|>", start)].strip()
+    return answer
+
+
+def spreadsheet_roundtrip(answer: str | None) -> str:
+    """The prediction after the driver's JSONL → xlsx → pandas trip: no answer and NA-like strings
+    come back as 'nan', a formula (text starting with '=') as '0'."""
+    if answer is None or answer in SPREADSHEET_NA:
+        return "nan"
+    if answer.startswith("="):
+        return "0"
+    return answer
 
 
 def official_prediction(response: str) -> str:
-    """The prediction the reference driver keeps: the first `<answer>…</answer>`, else the response."""
-    m = _FIRST_TAG.search(response)
-    return (m.group(1) if m else response).strip()
+    """The prediction the reference pipeline scores: the driver's answer after the spreadsheet trip."""
+    return spreadsheet_roundtrip(driver_answer(response))
 
 
 def corrected_prediction(response: str) -> str:

@@ -40,6 +40,16 @@ class ScriptedCall(BaseModel):
         return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
 
 
+class HostedCode(BaseModel):
+    """A run of a provider-hosted code interpreter inside one reply (Responses API `code_interpreter_call`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    code: str
+    logs: str = ""
+    images: list[str] = Field(default_factory=list, description="image URLs the run produced")
+
+
 class Step(BaseModel):
     """One reply. `fault` turns it into an error; `stall` waits `seconds`, then replies normally."""
 
@@ -48,6 +58,7 @@ class Step(BaseModel):
     text: str | None = None
     reasoning: str | None = None
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
+    code_interpreter: list[HostedCode] = Field(default_factory=list, description="hosted interpreter runs (Responses API)")
     fault: Literal["status", "drop", "stall", "empty"] | None = None
     status: int = 500
     retry_after: float | None = None

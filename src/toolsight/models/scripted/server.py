@@ -1,6 +1,8 @@
 """A local HTTP server that plays a script in the OpenAI, Anthropic and Gemini wire formats.
 
-Routes: OpenAI `POST /v1/chat/completions` (also `/chat/completions`), Anthropic `POST /v1/messages`,
+Routes: OpenAI `POST /v1/chat/completions` (also `/chat/completions`; server-sent events when the
+body asks for `stream: true`), OpenAI `POST /v1/responses` (the Responses API, with a step's
+`code_interpreter` runs as hosted `code_interpreter_call` items), Anthropic `POST /v1/messages`,
 Gemini `POST /v1beta/models/{model}:generateContent`. Every reply reports usage; every request is
 recorded in `ScriptedServer.requests` so tests can check what an SDK really sent.
 
@@ -57,6 +59,15 @@ def _openai_info(body: dict[str, Any]) -> tuple[str, int]:
     msgs = body.get("messages") or []
     first: dict[str, Any] = next((m for m in msgs if m.get("role") == "user"), {})
     return _text_of(first.get("content")), sum(1 for m in msgs if m.get("role") == "tool")
+
+
+def _responses_info(body: dict[str, Any]) -> tuple[str, int]:
+    items = body.get("input")
+    if isinstance(items, str):
+        return items, 0
+    first: dict[str, Any] = next((m for m in items or [] if isinstance(m, dict) and m.get("role") == "user"), {})
+    n = sum(1 for m in items or [] if isinstance(m, dict) and m.get("type") == "function_call_output")
+    return _text_of(first.get("content")), n
 
 
 def _anthropic_info(body: dict[str, Any]) -> tuple[str, int]:
@@ -155,6 +166,31 @@ def _google_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str]
     }
 
 
+def _responses_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str]) -> dict[str, Any]:
+    output: list[dict[str, Any]] = []
+    if step.fault != "empty":
+        if step.reasoning:
+            output.append({"type": "reasoning", "id": "rs_scripted",
+                           "summary": [{"type": "summary_text", "text": step.reasoning}]})
+        for n, run in enumerate(step.code_interpreter, start=1):
+            outs: list[dict[str, Any]] = [{"type": "logs", "logs": run.logs}] if run.logs else []
+            outs += [{"type": "image", "url": u} for u in run.images]
+            output.append({"type": "code_interpreter_call", "id": f"ci_scripted_{n}", "code": run.code,
+                           "container_id": "cntr_scripted", "outputs": outs, "status": "completed"})
+        for i, c in zip(ids, step.tool_calls, strict=True):
+            output.append({"type": "function_call", "id": f"fc_{i}", "call_id": i, "name": c.name,
+                           "arguments": c.raw_arguments(), "status": "completed"})
+        if step.text is not None:
+            output.append({"type": "message", "id": "msg_scripted", "role": "assistant", "status": "completed",
+                           "content": [{"type": "output_text", "text": step.text, "annotations": []}]})
+    return {
+        "id": "resp_scripted", "object": "response", "created_at": int(time.time()), "status": "completed",
+        "model": model, "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+        "usage": {"input_tokens": usage[0], "output_tokens": usage[1], "total_tokens": sum(usage),
+                  "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}},
+    }
+
+
 def _error_body(wire: str, status: int) -> dict[str, Any]:
     msg = f"scripted error {status}"
     if wire == "anthropic":
@@ -166,26 +202,82 @@ def _error_body(wire: str, status: int) -> dict[str, Any]:
     return {"error": {"message": msg, "type": "scripted_error", "code": status}}
 
 
-_IMAGE_ID = re.compile(rb"img-[0-9a-f]{12}")
+_IMAGE_ID = re.compile(r"img-[0-9a-f]{12}")
+# a tool result that names the image it produced by path (VTC-Bench's official tools and code track)
+_IMAGE_PATH = re.compile(r"(?:Edited Image Path|The saved image path is): (\S+)")
+
+
+def _strings(obj: Any) -> list[str]:
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, list):
+        return [s for x in obj for s in _strings(x)]
+    if isinstance(obj, dict):
+        return [s for v in obj.values() for s in _strings(v)]
+    return []
+
+
+def _newest_image(conversation: Any) -> str | None:
+    """The newest image id, or the newest produced-image path, in the conversation's texts."""
+    last: str | None = None
+    for text in _strings(conversation):
+        found = [(m.start(), m.group(0)) for m in _IMAGE_ID.finditer(text)]
+        found += [(m.start(1), m.group(1)) for m in _IMAGE_PATH.finditer(text)]
+        if found:
+            last = max(found)[1]
+    return last
 
 
 def _substitute_prev(step: Step, body: dict[str, Any]) -> Step:
     """`$prev` in a scripted tool call's arguments becomes the newest image id in the request's
-    conversation (not its tool descriptions), so a script can chain tools on images whose ids it
-    cannot know in advance."""
+    conversation (not its tool descriptions) — or, when tools name their outputs by path
+    ("Edited Image Path: …"), the newest such path — so a script can chain tools on images whose
+    names it cannot know in advance."""
     if not any("$prev" in c.raw_arguments() for c in step.tool_calls):
         return step
-    conversation = body.get("messages") or body.get("contents") or []
-    found = _IMAGE_ID.findall(json.dumps(conversation).encode())
-    if not found:
+    conversation = body.get("messages") or body.get("contents") or body.get("input") or []
+    last = _newest_image(conversation)
+    if last is None:
         return step
-    last = found[-1].decode()
     calls = [c.model_copy(update={"arguments": c.raw_arguments().replace("$prev", last)}) for c in step.tool_calls]
     return step.model_copy(update={"tool_calls": calls})
 
 
-_READERS = {"openai": _openai_info, "anthropic": _anthropic_info, "google": _google_info}
-_WRITERS = {"openai": _openai_reply, "anthropic": _anthropic_reply, "google": _google_reply}
+async def _openai_sse(request: web.Request, reply: dict[str, Any]) -> web.StreamResponse:
+    """A Chat Completions reply as server-sent events: one chunk with the role (+ reasoning, +
+    content), one per tool call (id, name and complete arguments), one with the finish reason,
+    then `[DONE]` — the framing the golden-wire recordings used."""
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await resp.prepare(request)
+    choice = reply["choices"][0]
+    msg = choice["message"]
+    base = {"id": reply["id"], "object": "chat.completion.chunk", "created": reply["created"],
+            "model": reply["model"]}
+
+    async def send(delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None) -> None:
+        chunk: dict[str, Any] = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        if usage is not None:
+            chunk["usage"] = usage
+        await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+
+    first: dict[str, Any] = {"role": "assistant"}
+    if msg.get("reasoning_content"):
+        first["reasoning_content"] = msg["reasoning_content"]
+    if msg.get("content"):
+        first["content"] = msg["content"]
+    await send(first)
+    for i, call in enumerate(msg.get("tool_calls") or []):
+        await send({"tool_calls": [{"index": i, **call}]})
+    await send({}, choice["finish_reason"], reply.get("usage"))
+    await resp.write(b"data: [DONE]\n\n")
+    await resp.write_eof()
+    return resp
+
+
+_READERS = {"openai": _openai_info, "anthropic": _anthropic_info, "google": _google_info,
+            "responses": _responses_info}
+_WRITERS = {"openai": _openai_reply, "anthropic": _anthropic_reply, "google": _google_reply,
+            "responses": _responses_reply}
 
 
 class ScriptedServer:
@@ -222,6 +314,7 @@ class ScriptedServer:
         app = web.Application(client_max_size=256 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/chat/completions", self._openai)
+        app.router.add_post("/v1/responses", self._responses)
         app.router.add_post("/v1/messages", self._anthropic)
         app.router.add_post("/v1beta/models/{model}:generateContent", self._google)
         app.router.add_post("/v1/models/{model}:generateContent", self._google)
@@ -229,6 +322,9 @@ class ScriptedServer:
 
     async def _openai(self, request: web.Request) -> web.StreamResponse:
         return await self._handle(request, "openai")
+
+    async def _responses(self, request: web.Request) -> web.StreamResponse:
+        return await self._handle(request, "responses")
 
     async def _anthropic(self, request: web.Request) -> web.StreamResponse:
         return await self._handle(request, "anthropic")
@@ -260,7 +356,10 @@ class ScriptedServer:
         model = str(body.get("model") or request.match_info.get("model") or "scripted")
         step = _substitute_prev(step, body)
         ids = [c.id or self.player.new_call_id() for c in step.tool_calls]
-        return web.json_response(_WRITERS[wire](step, model, _usage(step, len(raw)), ids))
+        reply = _WRITERS[wire](step, model, _usage(step, len(raw)), ids)
+        if wire == "openai" and body.get("stream") is True:
+            return await _openai_sse(request, reply)
+        return web.json_response(reply)
 
     # --- lifecycle ------------------------------------------------------------------------------
 
