@@ -42,10 +42,17 @@ def _vtc() -> Benchmark:
     return VTCBenchmark()
 
 
+def _phystool() -> Benchmark:
+    from toolsight.benchmarks.phystoolbench import PhysToolBenchmark
+
+    return PhysToolBenchmark()
+
+
 def _builtins() -> None:
     register_benchmark("starter", _starter)
     register_benchmark("tir-bench", _tir)
     register_benchmark("vtc-bench", _vtc)
+    register_benchmark("phystoolbench", _phystool)
 
 
 def _load_all() -> None:
