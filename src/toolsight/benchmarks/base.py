@@ -37,6 +37,8 @@ class Benchmark(ABC):
     category_order: dict[str, list[str]] = {}  # noqa: RUF012 - read-only class default
     #: report layout: the tags `toolsight report` groups by when no --by is given (its paper's tables)
     report_tags: list[str] = []  # noqa: RUF012 - read-only class default
+    #: report layout: show 95% CIs in the grouped tables too (not only in the score table)
+    group_cis: bool = False
     #: report layout: a tag whose values are shown as separate rows of one run (e.g. a prompt variant)
     row_tag: str | None = None
     #: report layout: reference rows (e.g. human testers) per grouping tag: label -> column -> percent

@@ -390,6 +390,7 @@ class PhysToolBenchmark(Benchmark):
     category_order = {"difficulty": LEVELS, "scene": SCENES}  # noqa: RUF012 - the paper's Table 1 order
     report_tags = ["difficulty", "scene"]  # noqa: RUF012
     row_tag = "prompt"
+    group_cis = True
     reference_rows = {"difficulty": HUMAN_ROWS, "scene": HUMAN_ROWS}  # noqa: RUF012
 
     def settings(self) -> dict[str, AgentSettings]:
@@ -423,4 +424,6 @@ class PhysToolBenchmark(Benchmark):
         return super().make_agent(settings, model, generate)
 
     def record_extra(self, task: Task) -> dict[str, Any]:
-        return {**super().record_extra(task), "item": task.meta.get("item", task.id)}
+        extra = {**super().record_extra(task), "item": task.meta.get("item", task.id)}
+        extra.pop("reference_chain_lengths", None)  # no reference tool chains in this benchmark
+        return extra
