@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -U pip
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	# RapidOCR 1.4.4 ships its ONNX models in the wheel but requires the non-headless opencv-python, which
+	# would overwrite the headless cv2: install it without deps (its real deps are in the perception extra)
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps 'rapidocr-onnxruntime==1.4.4'
 	@touch $(STAMP)
 
 # Debian's chromium drives the HTML viewer tests; installed only when missing and we are root.
@@ -20,6 +23,11 @@ system-deps:
 		echo "installing Debian chromium for the browser tests"; \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 		|| echo "warning: could not install chromium; browser tests will be skipped"; \
+	fi
+	@if ! command -v tesseract >/dev/null 2>&1 && [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Debian tesseract-ocr (second OCR engine)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr >/dev/null) \
+		|| echo "warning: could not install tesseract-ocr; the tesseract OCR test will be skipped"; \
 	fi
 
 run: $(STAMP)
@@ -41,6 +49,7 @@ bench: $(STAMP)
 	$(PY) bench/sandbox.py
 	$(PY) bench/opencv_tools.py
 	$(PY) bench/bench_server.py
+	$(PY) bench/perception.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -69,17 +69,17 @@ def _rows(output: np.ndarray, layout: Layout) -> tuple[np.ndarray, np.ndarray, n
         out = out[0]
     if out.ndim != 2:
         raise PerceptionError(f"ONNX detector output has shape {np.shape(output)}; expected [1, C, N] or [1, N, C]")
-    if layout == "auto":
+    if layout == "auto":  # exports put the long anchor axis last (v8: [C, N]) or first (v5: [N, C])
         layout = "v8" if out.shape[0] < out.shape[1] else "v5"
     if layout == "v8":
-        rows = out.T if out.shape[0] < out.shape[1] else out
+        rows = out.T
         if rows.shape[1] < 5:
             raise PerceptionError(f"YOLOv8-style output needs 4 box + >=1 class columns, got {rows.shape[1]}")
         cls = rows[:, 4:]
         best = cls.argmax(axis=1)
         score = cls[np.arange(len(rows)), best]
     else:
-        rows = out if out.shape[0] >= out.shape[1] else out.T
+        rows = out
         if rows.shape[1] < 6:
             raise PerceptionError(f"YOLOv5-style output needs 4 box + objectness + >=1 class columns, got {rows.shape[1]}")
         cls = rows[:, 5:]
