@@ -34,7 +34,7 @@ def test_rapidocr_reads_rendered_lines_in_order() -> None:
     assert res.backend == "rapidocr"
     assert [_norm(ln.text).replace(" ", "") for ln in res.lines] == [_norm(s).replace(" ", "") for s in LINES]
     for i, ln in enumerate(res.lines):
-        x1, y1, x2, y2 = ln.bbox
+        x1, y1, _, y2 = ln.bbox
         assert 0.5 <= ln.score <= 1.0 and x1 < 120 and 25 + i * 100 <= (y1 + y2) / 2 <= 110 + i * 100
 
 

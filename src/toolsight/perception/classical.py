@@ -28,7 +28,8 @@ def _background(img: np.ndarray) -> np.ndarray:
     """The median colour of a 2-pixel border: the background of a staged scene."""
     border = np.concatenate([img[:2].reshape(-1, 3), img[-2:].reshape(-1, 3),
                              img[:, :2].reshape(-1, 3), img[:, -2:].reshape(-1, 3)])
-    return np.median(border, axis=0).astype(np.float32)
+    med: np.ndarray = np.median(border, axis=0).astype(np.float32)
+    return med
 
 
 def foreground_mask(img: np.ndarray) -> np.ndarray:
@@ -40,7 +41,8 @@ def foreground_mask(img: np.ndarray) -> np.ndarray:
     k = max(3, (min(img.shape[:2]) // 100) | 1)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, kernel)
-    return cv2.morphologyEx(mask, cv2.MORPH_CLOSE, kernel)
+    closed: np.ndarray = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, kernel)
+    return closed
 
 
 def _shape_hints(contour: np.ndarray, img: np.ndarray, scale: float) -> dict[str, float | int | str]:

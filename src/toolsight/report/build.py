@@ -15,6 +15,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from toolsight.errors import ToolsightError
 from toolsight.metrics.compute import RunMetrics, compute_run_metrics
 from toolsight.metrics.cost import PriceTable
+from toolsight.metrics.views import TaskView
 from toolsight.report import tables as T
 from toolsight.report.export import BASE_COLUMNS, CsvSink, tag_columns
 from toolsight.report.plots import PLOTS, write_plots
@@ -145,7 +146,10 @@ def _split_rows(m: RunMetrics, d: Path, by: Sequence[str], scores: str | None,
         return [m]
     rows: list[RunMetrics] = []
     for v in values:
-        part = compute_run_metrics(d, by, scores, human_grades, prices, where=lambda x, v=v: x.tags.get(tag) == v)
+        def keep(x: TaskView, value: str = v) -> bool:
+            return x.tags.get(str(tag)) == value
+
+        part = compute_run_metrics(d, by, scores, human_grades, prices, where=keep)
         part.setting = f"{m.setting}:{v}"
         rows.append(part)
     return rows

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-
 from toolsight.perception import ImageInput, PerceptionError, configured_backend, get_detector, get_ocr
 from toolsight.tools.base import Tool, ToolContext, ToolError, ToolResult
 
