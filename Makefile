@@ -8,12 +8,12 @@ PYTHON ?= python3
 
 .PHONY: run test lint typecheck pytest system-deps bench clean
 
+# RapidOCR 1.4.4 ships its ONNX models in the wheel but requires the non-headless opencv-python, which
+# would overwrite the headless cv2: it is installed without deps (its real deps are the perception extra).
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -U pip
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
-	# RapidOCR 1.4.4 ships its ONNX models in the wheel but requires the non-headless opencv-python, which
-	# would overwrite the headless cv2: install it without deps (its real deps are in the perception extra)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps 'rapidocr-onnxruntime==1.4.4'
 	@touch $(STAMP)
 
