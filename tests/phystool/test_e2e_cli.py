@@ -65,6 +65,18 @@ def test_cot_no_cot_both_and_the_level_tables(tmp_path: Path) -> None:
     assert set(both) == {f"{k}@{v}" for k in golds for v in ("cot", "no-cot")}
     assert {k.removesuffix("@cot") for k, r in both.items() if r["score"]["passed"]} == ones  # type: ignore[index]
 
+    vcr_run = tmp_path / "run-vcr"
+    with ScriptedServer(Script.answer(ANSWER)) as srv:
+        r = _ts("run", "phystoolbench", "--data", str(repo), "--setting", "vcr", "--model", "openai/vlm",
+                "--base-url", srv.openai_base_url, "--out", str(vcr_run), "--limit", "3", "--no-report")
+        n_vcr = len(srv.requests)
+    assert r.returncode == 0, r.stderr
+    vcr = _records(vcr_run)
+    assert len(vcr) == 3 and all(x["score"]["passed"] for x in vcr.values())  # type: ignore[index]  # Easy golds: "1"
+    crops = sum(len(x["trajectory"]["tool_calls"][0]["artifacts"]) for x in vcr.values())  # type: ignore[index]
+    assert n_vcr == 3 * 3 + crops  # n + 3 calls per task
+    assert all([s["stage"] for s in x["trajectory"]["stages"]] == [1, 2, 3, 4, 5] for x in vcr.values())  # type: ignore[index]
+
     rep = _ts("report", str(runs["cot"]), str(runs["no-cot"]), str(runs["both"]))
     assert rep.returncode == 0, rep.stderr
     text = rep.stdout
