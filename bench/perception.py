@@ -25,7 +25,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,16 +35,16 @@ from PIL import Image, ImageDraw
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "perception"))
 
-from toolsight.agents.loop import Agent, register_inputs  # noqa: E402
-from toolsight.agents.settings import AgentSettings  # noqa: E402
-from toolsight.agents.vcr import VCRAgent  # noqa: E402
-from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart  # noqa: E402
-from toolsight.perception import ImageInput, get_detector, get_ocr  # noqa: E402
-from toolsight.perception.onnx_yolo import OnnxDetector  # noqa: E402
-from toolsight.synth.common import font  # noqa: E402
-from toolsight.tasks.schema import ImageRef, Task, Turn  # noqa: E402
-from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec  # noqa: E402
-from toolsight.tools.perception import perception_tools  # noqa: E402
+from toolsight.agents.loop import Agent, register_inputs
+from toolsight.agents.settings import AgentSettings
+from toolsight.agents.vcr import VCRAgent
+from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart
+from toolsight.perception import ImageInput, get_detector, get_ocr
+from toolsight.perception.onnx_yolo import OnnxDetector
+from toolsight.synth.common import font
+from toolsight.tasks.schema import ImageRef, Task, Turn
+from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec
+from toolsight.tools.perception import perception_tools
 
 SIZE = 1024
 

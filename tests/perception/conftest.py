@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,3 @@ def scenes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("scenes")
     generate_phystool(4, 3, root)
     return root
-
-
-def scene_tasks(root: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in (root / "tasks.jsonl").read_text().splitlines()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -45,3 +46,8 @@ def tiny_yolo(path: Path, side: int = 64, grid: int = 8, names: str | None = "{0
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
     return path
+
+
+def scene_tasks(root: Path) -> list[dict[str, object]]:
+    """The task records of a generated scenes folder."""
+    return [json.loads(line) for line in (root / "tasks.jsonl").read_text().splitlines()]

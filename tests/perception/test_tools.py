@@ -12,7 +12,7 @@ from pathlib import Path
 
 import cv2
 import pytest
-from conftest import scene_tasks
+from perceptionkit import scene_tasks
 
 from toolsight.tools.base import ArtifactStore, Toolbox
 from toolsight.tools.perception import CROP_MARGIN, perception_tools
