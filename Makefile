@@ -8,10 +8,13 @@ PYTHON ?= python3
 
 .PHONY: run test lint typecheck pytest system-deps bench clean
 
+# RapidOCR 1.4.4 ships its ONNX models in the wheel but requires the non-headless opencv-python, which
+# would overwrite the headless cv2: it is installed without deps (its real deps are the perception extra).
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -U pip
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps 'rapidocr-onnxruntime==1.4.4'
 	@touch $(STAMP)
 
 # Debian's chromium drives the HTML viewer tests; installed only when missing and we are root.
@@ -20,6 +23,11 @@ system-deps:
 		echo "installing Debian chromium for the browser tests"; \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 		|| echo "warning: could not install chromium; browser tests will be skipped"; \
+	fi
+	@if ! command -v tesseract >/dev/null 2>&1 && [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Debian tesseract-ocr (second OCR engine)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr >/dev/null) \
+		|| echo "warning: could not install tesseract-ocr; the tesseract OCR test will be skipped"; \
 	fi
 
 run: $(STAMP)
@@ -42,6 +50,7 @@ bench: $(STAMP)
 	$(PY) bench/sandbox.py
 	$(PY) bench/opencv_tools.py
 	$(PY) bench/bench_server.py
+	$(PY) bench/perception.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -93,6 +93,7 @@ def run(
     backoff_base: Annotated[float, typer.Option(min=0.0, help="first retry delay in seconds (doubles)")] = 1.0,
     cap: Annotated[list[str] | None, typer.Option(help="agent cap override NAME=VALUE (repeatable)")] = None,
     demo_prompts: Annotated[str | None, typer.Option(help="TIR-Bench demo_prompts.py: few-shot demos for tir-bench-llm extraction")] = None,
+    agent: Annotated[str | None, typer.Option(help="agent to run the setting with, e.g. vcr (see docs)")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="do not use the response cache")] = False,
     report: Annotated[bool, typer.Option(help="print the report tables at the end")] = True,
 ) -> None:
@@ -117,9 +118,13 @@ def run(
         judge_concurrency=judge_concurrency, score=not no_score, scorer_mode=scorer_mode, retries=retries,
         task_timeout=task_timeout, backoff_base=backoff_base, generate=gen, caps=_parse_caps(cap or []), cache=not no_cache,
         demo_prompts=demo_prompts,
+        agent=agent,
     )
+    from toolsight.agents.registry import agent_names
     from toolsight.session import execute_run
 
+    if agent is not None and agent not in agent_names():
+        raise _fail(f"--agent {agent!r}: unknown agent; choose one of: {', '.join(agent_names())}", 2)
     try:
         summary = execute_run(opts, show_report=report)
     except ToolsightError as exc:
@@ -141,7 +146,14 @@ def generate(
     if kind not in kinds:
         raise _fail(f"unknown generator {kind!r}; choose one of: {', '.join(kinds)}", 2)
     try:
-        if kind.startswith("vtc-"):
+        if kind == "phystool":
+            from toolsight.synth.phystool import LEVELS, generate_phystool
+
+            level = LEVELS[difficulty] if difficulty is not None and 0 <= difficulty < len(LEVELS) else None
+            if difficulty is not None and level is None:
+                raise ValueError(f"--difficulty {difficulty}: use 0-{len(LEVELS) - 1} ({', '.join(LEVELS)})")
+            generate_phystool(n, seed, out_dir, level=level)
+        elif kind.startswith("vtc-"):
             from toolsight.synth.vtc import generate_vtc
 
             generate_vtc(kind.removeprefix("vtc-"), n, seed, out_dir)
@@ -293,6 +305,8 @@ def _generator_kinds() -> dict[str, str]:
         kinds[name] = f"TIR-Bench style: {k.description}"
     for name in KIND_NAMES:
         kinds[f"vtc-{name}"] = "VTC-Bench style: MC question, degraded image, reference OpenCV tool chain"
+    kinds["phystool"] = ("PhysToolBench style: numbered toy tools, a job, answer = object numbers or None; "
+                         "difficulty 0-3 = Easy, Medium-M1/M2/M3")
     return kinds
 
 

@@ -83,11 +83,14 @@ class RunOptions(BaseModel):
     generate: GenerateConfig = Field(default_factory=GenerateConfig)
     caps: dict[str, Any] = Field(default_factory=dict, description="overrides for AgentSettings caps")
     demo_prompts: str | None = Field(default=None, description="TIR-Bench demo_prompts.py for LLM answer extraction")
+    agent: str | None = Field(default=None, description="agent override (toolsight.agents.registry), e.g. vcr")
 
     def defining(self) -> dict[str, Any]:
         keep = ("benchmark", "model", "setting", "data", "base_url", "limit", "scorer_mode", "caps")
         d = {k: getattr(self, k) for k in keep}
         d["loop"] = self.loop  # the Runner fills in the effective mode, so --loop X and "X by default" match
+        if self.agent:  # only when given, so runs made before the flag existed keep their hash
+            d["agent"] = self.agent
         d["generate"] = self.generate.model_dump(exclude={"timeout"})
         return d
 
@@ -138,6 +141,8 @@ class CallerModel(Model):
 
 def apply_caps(settings: AgentSettings, opts: RunOptions) -> AgentSettings:
     upd: dict[str, Any] = dict(opts.caps)
+    if opts.agent:
+        upd["agent"] = opts.agent
     gen = settings.generate.model_dump()
     for k, v in opts.generate.model_dump(exclude_defaults=True).items():
         gen[k] = v
@@ -180,6 +185,11 @@ class Runner:
         if callable(bind):
             bind(loaded.root)
         self.scorer: Scorer | None = bench.scorer(self.setting_name, opts.scorer_mode) if opts.score else None
+        from toolsight.agents.registry import agent_toolsets
+
+        own = [t for t in agent_toolsets(self.settings.agent) if t not in self.settings.tools]
+        if own:  # tool sets the agent calls by itself (e.g. vcr's detection)
+            self.settings = self.settings.model_copy(update={"tools": [*self.settings.tools, *own]})
         # tools are stateless (per-task state lives in the Toolbox), so one set serves every task
         self.tools = build_tools(self.settings.tools, extra=bench.toolsets())
         self.uses_sandbox = needs_sandbox(self.settings.tools, extra=bench.toolsets())
@@ -209,6 +219,7 @@ class Runner:
             },
             "agent_settings": self.settings.model_dump(mode="json"),
             "tools": [t.model_dump() for t in tools],
+            "backends": _backends(self.tools),
             "model_info": self.model.describe(),
             "isolation": isolation,
             "versions": _versions(),
@@ -280,6 +291,7 @@ class Runner:
     async def run(self) -> RunSummary:
         done_ids = self._prepare_dir()
         tasks = self.loaded.tasks[: self.opts.limit] if self.opts.limit else self.loaded.tasks
+        tasks = self.bench.tasks_for(self.setting_name, tasks)
         todo = [t for t in tasks if t.id not in done_ids]
         summary = RunSummary(run_dir=self.run_dir, total=len(tasks), skipped=len(tasks) - len(todo))
         cache = ResponseCache(self.run_dir / CACHE) if self.opts.cache else None
@@ -337,6 +349,16 @@ class Runner:
                     with contextlib.suppress(Exception):
                         await m.aclose()
         return summary
+
+
+def _backends(tools: list[Any]) -> dict[str, Any]:
+    """Which backend each tool runs on (perception detectors, OCR engines), for the manifest."""
+    out: dict[str, Any] = {}
+    for t in tools:
+        info = getattr(t, "backend_info", None)
+        if callable(info):
+            out[t.name] = info()
+    return out
 
 
 def _versions() -> dict[str, str]:

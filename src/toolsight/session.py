@@ -128,7 +128,7 @@ def rescore(run_dir: Path, judge: str | None, scorer: str | None, mode: str, nam
         sc = bench.scorer(manifest.setting, mode)
     data = manifest.dataset.path or None
     loaded = load_for_run(bench, data)
-    kwargs["tasks"] = {t.id: t for t in loaded.tasks}
+    kwargs["tasks"] = {t.id: t for t in bench.tasks_for(manifest.setting, loaded.tasks)}
     judge_model = make_model(judge, judge_base_url) if judge else None
     label = name or "-".join(x for x in [scorer or bench.name, mode, (judge or "").replace("/", "_")] if x)
     path: Path = rescore_run(run_dir, sc, judge_model=judge_model, name=label, **kwargs)

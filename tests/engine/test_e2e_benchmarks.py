@@ -37,6 +37,9 @@ def test_starter_suite_with_the_reference_agent(tmp_path: Path) -> None:
     kinds = {x["tags"].get("task") for x in recs}
     assert {"jigsaw", "maze", "rotation_game", "ocr", "word_search", "spot_difference"} <= kinds
     assert sum(1 for x in recs if str(x["task_id"]).startswith("vtc_")) >= 8
+    phys = [x for x in recs if str(x["task_id"]).startswith("phystool-")]
+    assert len(phys) == 4 and all({c["name"] for c in x["trajectory"]["tool_calls"]} >= {"detect_and_crop_objects"}
+                                  for x in phys)
     assert "Score %" in r.stdout and "Tool use" in r.stdout and "trace viewer:" in r.stdout
     man = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert man["isolation"].get("sandbox") == "fork-server"

@@ -53,6 +53,10 @@ def _render_prompt(settings: AgentSettings, turn: Turn, image_names: list[str]) 
     )
 
 
+#: the prompt a setting's user template makes for a turn (also used by other agents)
+render_prompt = _render_prompt
+
+
 class Agent:
     """Runs one task. Stateless across tasks; construct one per task or reuse."""
 

@@ -38,6 +38,7 @@ class AgentEntry:
     name: str
     factory: AgentFactory
     description: str
+    toolsets: tuple[str, ...] = ()
 
 
 class UnknownAgent(ToolsightError):
@@ -48,9 +49,12 @@ _AGENTS: dict[str, AgentEntry] = {}
 _loaded = False
 
 
-def register_agent(name: str, factory: AgentFactory, description: str = "") -> None:
-    """Make `factory(model, settings, generate)` available as agent `name` (replaces a same-named one)."""
-    _AGENTS[name] = AgentEntry(name, factory, description)
+def register_agent(name: str, factory: AgentFactory, description: str = "", *,
+                   toolsets: tuple[str, ...] = ()) -> None:
+    """Make `factory(model, settings, generate)` available as agent `name` (replaces a same-named one).
+
+    `toolsets` names tool sets the agent calls by itself (the runner adds them to the task's toolbox)."""
+    _AGENTS[name] = AgentEntry(name, factory, description, toolsets)
 
 
 def _default(model: Model, settings: AgentSettings, generate: Generate) -> Solver:
@@ -59,12 +63,20 @@ def _default(model: Model, settings: AgentSettings, generate: Generate) -> Solve
     return Agent(model, settings, generate=generate)
 
 
+def _vcr(model: Model, settings: AgentSettings, generate: Generate) -> Solver:
+    from toolsight.agents.vcr import VCRAgent
+
+    return VCRAgent(model, settings, generate)
+
+
 def _load() -> None:
     global _loaded
     if _loaded:
         return
     _loaded = True
     register_agent("default", _default, "the tool loop: model and tools alternate until an answer or a cap")
+    register_agent("vcr", _vcr, "Vision-Centric Reasoning (PhysToolBench): global analysis, detection terms, "
+                   "detect_and_crop_objects, parallel per-crop analysis, integration", toolsets=("detect",))
     for ep in entry_points(group="toolsight.agents"):
         register_agent(ep.name, ep.load(), f"from {ep.value}")
 
@@ -79,6 +91,13 @@ def describe_agents() -> dict[str, str]:
     return {k: v.description for k, v in _AGENTS.items()}
 
 
+def agent_toolsets(name: str) -> tuple[str, ...]:
+    """The tool sets agent `name` calls by itself (none for an unknown name)."""
+    _load()
+    entry = _AGENTS.get(name)
+    return entry.toolsets if entry is not None else ()
+
+
 def make_agent(name: str, model: Model, settings: AgentSettings, generate: Generate) -> Solver:
     """Build agent `name` for one task; an unknown name is a one-line error listing the known ones."""
     _load()
@@ -88,4 +107,4 @@ def make_agent(name: str, model: Model, settings: AgentSettings, generate: Gener
     return entry.factory(model, settings, generate)
 
 
-__all__ = ["AgentFactory", "Generate", "Solver", "agent_names", "describe_agents", "make_agent", "register_agent"]
+__all__ = ["AgentFactory", "Generate", "Solver", "agent_names", "agent_toolsets", "describe_agents", "make_agent", "register_agent"]

@@ -1,5 +1,5 @@
 """Re-exports the trajectory types, which live in the run log (`toolsight.log.trajectory`)."""
 
-from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
+from toolsight.log.trajectory import StageRecord, StopReason, ToolCallRecord, Trajectory, TurnResult
 
-__all__ = ["StopReason", "ToolCallRecord", "Trajectory", "TurnResult"]
+__all__ = ["StageRecord", "StopReason", "ToolCallRecord", "Trajectory", "TurnResult"]

@@ -35,6 +35,14 @@ class Benchmark(ABC):
     default_setting: str = ""
     #: report layout: for a tag, the order its values are shown in (the paper's column order)
     category_order: dict[str, list[str]] = {}  # noqa: RUF012 - read-only class default
+    #: report layout: the tags `toolsight report` groups by when no --by is given (its paper's tables)
+    report_tags: list[str] = []  # noqa: RUF012 - read-only class default
+    #: report layout: show 95% CIs in the grouped tables too (not only in the score table)
+    group_cis: bool = False
+    #: report layout: a tag whose values are shown as separate rows of one run (e.g. a prompt variant)
+    row_tag: str | None = None
+    #: report layout: reference rows (e.g. human testers) per grouping tag: label -> column -> percent
+    reference_rows: dict[str, dict[str, dict[str, float]]] = {}  # noqa: RUF012 - read-only class default
 
     @abstractmethod
     def settings(self) -> dict[str, AgentSettings]:
@@ -67,6 +75,10 @@ class Benchmark(ABC):
         """`settings` in another loop mode. A benchmark whose official loop needs other tools or
         parameters overrides this; by default only the mode changes."""
         return settings.model_copy(update={"loop": loop})
+    def tasks_for(self, setting: str, tasks: list[Task]) -> list[Task]:
+        """The tasks a setting runs (default: as loaded). A setting that makes several independent
+        calls per item (e.g. a CoT and a no-CoT prompt) may expand each item into several tasks."""
+        return tasks
 
     def toolsets(self) -> dict[str, ToolSet]:
         """Tool sets only this benchmark offers (e.g. its official code tool), by name."""

@@ -42,10 +42,17 @@ def _vtc() -> Benchmark:
     return VTCBenchmark()
 
 
+def _phystool() -> Benchmark:
+    from toolsight.benchmarks.phystoolbench import PhysToolBenchmark
+
+    return PhysToolBenchmark()
+
+
 def _builtins() -> None:
     register_benchmark("starter", _starter)
     register_benchmark("tir-bench", _tir)
     register_benchmark("vtc-bench", _vtc)
+    register_benchmark("phystoolbench", _phystool)
 
 
 def _load_all() -> None:
@@ -89,3 +96,27 @@ def category_order(name: str, tag: str) -> list[str]:
     """The order benchmark `name` shows the values of `tag` in; [] when it declares none or is unknown."""
     bench = _load(name)
     return list(bench.category_order.get(tag, [])) if bench is not None else []
+
+
+def report_tags(name: str) -> list[str]:
+    """The tags benchmark `name` groups its report by when none are asked for ([] if unknown)."""
+    bench = _load(name)
+    return list(bench.report_tags) if bench is not None else []
+
+
+def row_tag(name: str) -> str | None:
+    """The tag whose values benchmark `name` reports as separate rows of one run (None if none)."""
+    bench = _load(name)
+    return bench.row_tag if bench is not None else None
+
+
+def reference_rows(name: str, tag: str) -> dict[str, dict[str, float]]:
+    """Reference rows (label -> column -> percent) benchmark `name` shows under its `tag` table."""
+    bench = _load(name)
+    return dict(bench.reference_rows.get(tag, {})) if bench is not None else {}
+
+
+def group_cis(name: str) -> bool:
+    """Whether benchmark `name` shows confidence intervals in its grouped tables."""
+    bench = _load(name)
+    return bool(bench.group_cis) if bench is not None else False

@@ -1,9 +1,10 @@
-"""The built-in starter suite: ~70 generated tasks that run offline, with no API key.
+"""The built-in starter suite: ~75 generated tasks that run offline, with no API key.
 
-TIR-Bench-style tasks from every generator and difficulty (solved by Python in the sandbox) plus a
-handful of VTC-Bench-style tasks (solved by chaining OpenCV interface tools). Generated on first use
-into the user's cache (`$TOOLSIGHT_CACHE`, else `~/.cache/toolsight`) and reused after. Each task is
-scored by its own benchmark's official rules (TIR-Bench or VTC-Bench).
+TIR-Bench-style tasks from every generator and difficulty (solved by Python in the sandbox), a
+handful of VTC-Bench-style tasks (solved by chaining OpenCV interface tools) and PhysToolBench-style
+scenes (solved with detection crops and OCR). Generated on first use into the user's cache
+(`$TOOLSIGHT_CACHE`, else `~/.cache/toolsight`) and reused after. Each task is scored by its own
+benchmark's official rules (TIR-Bench, VTC-Bench or PhysToolBench).
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from toolsight.scoring.base import Score, ScoreContext, Scorer
 from toolsight.tasks.dataset import load_dataset, validate_dataset, write_dataset
 from toolsight.tasks.schema import ImageRef, Task
 
-STARTER_VERSION = 1
+STARTER_VERSION = 2
 VTC_SEED = 7
+PHYSTOOL_SEED = 11
+PHYSTOOL_TASKS = 4  # one per generated level (Easy, Medium-M1/M2/M3)
 
 
 def cache_root() -> Path:
@@ -44,7 +47,13 @@ def build_starter(target: Path) -> Path:
         for t in vtc_tasks:
             for turn in t.turns:
                 turn.images = [ImageRef(path=f"vtc/{i.path}", role=i.role) for i in turn.images]
-        write_dataset(tmp, tasks + vtc_tasks)
+        from toolsight.synth.phystool import generate_phystool
+
+        phys_tasks = generate_phystool(PHYSTOOL_TASKS, PHYSTOOL_SEED, tmp / "phystool", write=False)
+        for t in phys_tasks:
+            for turn in t.turns:
+                turn.images = [ImageRef(path=f"phystool/{i.path}", role=i.role) for i in turn.images]
+        write_dataset(tmp, tasks + vtc_tasks + phys_tasks)
         problems = validate_dataset(tmp)
         if problems:
             raise RuntimeError("generated starter suite is invalid: " + "; ".join(map(str, problems[:5])))
@@ -76,8 +85,11 @@ class StarterScorer:
 
         self.tir: Scorer = get_scorer("tir-bench", mode=mode)
         self.vtc: Scorer = get_scorer("vtc-bench", mode=mode)
+        self.phystool: Scorer = get_scorer("phystoolbench", mode=mode)
 
     async def score(self, task: Task, responses: list[str], ctx: ScoreContext) -> Score:
+        if task.benchmark.startswith("phystool"):
+            return await self.phystool.score(task, responses, ctx)
         scorer = self.vtc if task.benchmark.startswith("vtc") else self.tir
         return await scorer.score(task, responses, ctx)
 
@@ -88,11 +100,12 @@ class StarterBenchmark(Benchmark):
     default_setting = "tools"
 
     def settings(self) -> dict[str, AgentSettings]:
-        tools_note = ("You may call the tools you are given: Python over the image in a sandbox, and OpenCV "
-                      "operations on images by id; you will see the images they produce. ")
+        tools_note = ("You may call the tools you are given: Python over the image in a sandbox, OpenCV "
+                      "operations, object detection with crops and OCR on images by id; you will see the images "
+                      "they produce. ")
         return {
             "tools": AgentSettings(name="tools", system_prompt=GENERIC_SYSTEM.format(tools=tools_note),
-                                   tools=["python", "opencv"], answer_format="answer_tag"),
+                                   tools=["python", "opencv", "perception"], answer_format="answer_tag"),
             "direct": AgentSettings(name="direct", system_prompt=GENERIC_SYSTEM.format(tools=""), tools=[],
                                     answer_format="answer_tag"),
         }

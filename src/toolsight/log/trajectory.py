@@ -36,6 +36,21 @@ class ToolCallRecord(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
+class StageRecord(BaseModel):
+    """One stage of a multi-stage agent (e.g. the VCR agent's five): what it saw, made and said."""
+
+    turn: int
+    stage: int
+    name: str
+    model_calls: int = 0
+    inputs: list[str] = Field(default_factory=list, description="artifact ids the stage looked at")
+    outputs: list[str] = Field(default_factory=list, description="artifact ids the stage produced")
+    text: str = Field(default="", description="the stage's result (model reply, parsed terms, tool summary)")
+    started_s: float = Field(default=0.0, description="seconds from the task's start")
+    ended_s: float = 0.0
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
 class TurnResult(BaseModel):
     """The outcome of one user turn."""
 
@@ -62,6 +77,7 @@ class Trajectory(BaseModel):
     retries: int = 0
     stop_reason: StopReason = "answered"
     duration_s: float = 0.0
+    stages: list[StageRecord] = Field(default_factory=list, description="multi-stage agents only (e.g. vcr)")
 
     @property
     def responses(self) -> list[str]:

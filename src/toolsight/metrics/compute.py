@@ -320,18 +320,23 @@ def compute_run_metrics(
     seed: int = 0,
     resamples: int = 1000,
     sink: Callable[[TaskView], None] | None = None,
+    where: Callable[[TaskView], bool] | None = None,
 ) -> RunMetrics:
     """Stream one run directory and compute every metric.
 
     `by` lists grouping keys (task tags, or `turn_type`); `scores` names a `scores-NAME.jsonl`
     to use instead of the records' own scores; `human_grades` is a JSONL of human rubric
     verdicts; `prices` a price table; `tasks` (task id -> Task) overrides the reference chains
-    copied into the records; `sink` sees every TaskView as it streams by (e.g. a CSV export).
+    copied into the records; `sink` sees every TaskView as it streams by (e.g. a CSV export);
+    `where` keeps only the records it accepts.
     """
     rd = Path(run_dir)
     manifest = read_manifest(rd)
     human = load_human_grades(Path(human_grades)) if human_grades is not None else None
-    m = metrics_from_views(iter_views(rd, scores, tasks), by, human, prices, seed, resamples, rd, sink)
+    views = iter_views(rd, scores, tasks)
+    if where is not None:  # e.g. one prompt variant of a run reported as its own row
+        views = (v for v in views if where(v))
+    m = metrics_from_views(views, by, human, prices, seed, resamples, rd, sink)
     m.run_id = manifest.run_id or None
     m.benchmark = m.benchmark or manifest.benchmark
     m.model = m.model or manifest.model

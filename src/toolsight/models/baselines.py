@@ -116,6 +116,9 @@ class _TaskReference(Model):
         ti, after = _current_turn(self.task, messages)
         turn = self.task.turns[ti]
         tool_msgs = [m for m in after if m.role == "tool"]
+        plan = turn.meta.get("reference_plan")
+        if isinstance(plan, dict) and plan.get("kind") == "detect_then_ocr":
+            return _detect_then_ocr(turn, plan, tool_msgs, ti)
         calls = turn.meta.get("reference_calls")
         if isinstance(calls, list) and calls:
             return self._replay(turn, calls, tool_msgs)
@@ -153,6 +156,71 @@ class _TaskReference(Model):
         if ans is None:
             return _reply("The reference calls gave no readable answer.")
         return _reply(f"<answer>{ans}</answer>")
+
+
+def _tool_json(text: str) -> dict[str, Any] | None:
+    """The JSON object a perception tool returned (its text may be followed by a produced-images line)."""
+    try:
+        val, _ = json.JSONDecoder().raw_decode(text.strip())
+    except json.JSONDecodeError:
+        return None
+    return val if isinstance(val, dict) else None
+
+
+def shape_of(hints: dict[str, Any]) -> str:
+    """The toy-workshop shape from the classical detector's contour measurements."""
+    if float(hints.get("elongation", 1.0)) >= 2.5:
+        return "bar"
+    if float(hints.get("circularity", 0.0)) >= 0.8:
+        return "disk"
+    vertices = int(hints.get("vertices", 0))
+    if vertices == 3:
+        return "triangle"
+    if vertices == 4:
+        return "square"
+    return "other"
+
+
+def _detect_then_ocr(turn: Turn, plan: dict[str, Any], tool_msgs: list[Message], ti: int) -> ModelOutput:
+    """Generated PhysToolBench-style scenes: detect (classical shape hints), then OCR the fitting crops.
+
+    The plan holds the toy world's rules (which shapes a job needs, `all` or the `largest`), never the
+    answer: the numbers come from OCR of the crops, the shapes and the broken (grey) ones from pixels.
+    """
+    need = [str(x) for x in plan.get("need", [])]
+    if not tool_msgs:
+        first = turn.images[0].path.rsplit("/", 1)[-1] if turn.images else ""
+        return _call("detect_and_crop_objects", {"image": first, "terms": []}, f"ref-{ti}-detect")
+    found = _tool_json(tool_msgs[0].text) or {}
+    dets = [d for d in found.get("detections", []) if isinstance(d, dict) and isinstance(d.get("shape"), dict)]
+    chosen: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for shape in need:
+        fits = [d for d in dets if shape_of(d["shape"]) == shape and int(d["shape"].get("saturation", 0)) >= 40]
+        lines.append(f"{shape}: {len(fits)} working object(s) of that shape")
+        if not fits:
+            return _reply("### Thinking Process\n" + "; ".join(lines) + ": no usable tool.\n### Answer\nNone")
+        if plan.get("pick") == "largest":
+            fits = [max(fits, key=lambda d: float(d["shape"].get("area_px", 0)))]
+        chosen.extend(fits)
+    if len(tool_msgs) == 1:
+        msg = Message(role="assistant", tool_calls=[
+            ToolCall(id=f"ref-{ti}-ocr-{k}", name="ocr", arguments=json.dumps({"image": d["cropped_image"]}))
+            for k, d in enumerate(chosen)])
+        return ModelOutput(message=msg, finish_reason="tool_calls", model="baseline")
+    read: dict[str, str] = {}
+    for m in tool_msgs[1:]:
+        got = _tool_json(m.text) or {}
+        if isinstance(got.get("image"), str):
+            read[got["image"]] = str(got.get("text", ""))
+    numbers: list[int] = []
+    for d in chosen:
+        digits = re.findall(r"\d+", read.get(str(d.get("cropped_image")), ""))
+        if not digits:
+            return _reply("The reference agent could not read the number on " + str(d.get("cropped_image")))
+        numbers.append(int(digits[0]))
+    answer = ", ".join(str(n) for n in sorted(set(numbers)))
+    return _reply("### Thinking Process\n" + "; ".join(lines) + "; numbers read by OCR.\n### Answer\n" + answer)
 
 
 class ReferenceModel(Model):

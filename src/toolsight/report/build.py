@@ -15,6 +15,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from toolsight.errors import ToolsightError
 from toolsight.metrics.compute import RunMetrics, compute_run_metrics
 from toolsight.metrics.cost import PriceTable
+from toolsight.metrics.views import TaskView
 from toolsight.report import tables as T
 from toolsight.report.export import BASE_COLUMNS, CsvSink, tag_columns
 from toolsight.report.plots import PLOTS, write_plots
@@ -120,6 +121,40 @@ def _json(metrics: Sequence[RunMetrics], tabs: list[T.Table], warnings: list[str
     return json.dumps(doc, indent=2)
 
 
+def _default_tags(dirs: Sequence[Path]) -> list[str]:
+    from toolsight.benchmarks.registry import report_tags
+    from toolsight.log.files import read_manifest
+
+    tags: list[str] = []
+    for d in dirs:
+        for t in report_tags(read_manifest(d).benchmark):
+            if t not in tags:
+                tags.append(t)
+    return tags
+
+
+def _split_rows(m: RunMetrics, d: Path, by: Sequence[str], scores: str | None,
+                human_grades: Path | str | None, prices: PriceTable | None) -> list[RunMetrics]:
+    """One row per value of the benchmark's row tag (e.g. PhysToolBench `both`: cot / no-cot), else `m`."""
+    from toolsight.benchmarks.registry import row_tag
+
+    tag = row_tag(m.benchmark)
+    if not tag:
+        return [m]
+    values = sorted(compute_run_metrics(d, [tag], scores, resamples=1).groups.get(tag, {}))
+    if len(values) < 2:
+        return [m]
+    rows: list[RunMetrics] = []
+    for v in values:
+        def keep(x: TaskView, value: str = v) -> bool:
+            return x.tags.get(str(tag)) == value
+
+        part = compute_run_metrics(d, by, scores, human_grades, prices, where=keep)
+        part.setting = f"{m.setting}:{v}"
+        rows.append(part)
+    return rows
+
+
 def build_report(
     run_dirs: Sequence[Path | str],
     by: Sequence[str] = (),
@@ -133,6 +168,9 @@ def build_report(
     plots: bool = True,
 ) -> str:
     """The report text. With `out_dir`: also writes report.<fmt>, the plots (PNG) and records.csv.
+
+    Without `by`, the tables group by the tags the runs' benchmarks declare (`Benchmark.report_tags`);
+    a benchmark's `row_tag` splits one run into one row per value (e.g. PhysToolBench `both`).
 
     Without `out_dir`, an HTML report embeds its plots; a markdown report has none.
     `metric` picks the grouped tables' number: 'score' (mean value) or 'pass_rate' (APR).
@@ -152,11 +190,14 @@ def build_report(
     if out is not None:  # records.csv is written in the same single pass as the metrics
         sink = CsvSink(out / "records.csv", BASE_COLUMNS + tag_columns(dirs))
     metrics: list[RunMetrics] = []
+    if not by:  # the benchmarks' own table layout (their papers' groupings)
+        by = _default_tags(dirs)
     try:
         for d in dirs:
             if sink is not None:
                 sink.run_dir = d
-            metrics.append(compute_run_metrics(d, by, scores, human_grades, prices, sink=sink))
+            m = compute_run_metrics(d, by, scores, human_grades, prices, sink=sink)
+            metrics.extend(_split_rows(m, d, by, scores, human_grades, prices))
     finally:
         if sink is not None:
             sink.close()

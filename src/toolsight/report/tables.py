@@ -147,12 +147,17 @@ def group_table(metrics: Sequence[RunMetrics], tag: str, base_setting: str | Non
     t = Table(f"{label} % by {tag}", ["Model", "Setting"],
               [Column("Overall", 1, True), *[Column(v, 1, True) for v in values]],
               note=f"n per group in the JSON output; '–' = no scored task with that {tag}.")
+    from toolsight.benchmarks.registry import group_cis
+
+    ci = any(group_cis(name) for name in dict.fromkeys(m.benchmark for m in metrics))
+    if ci:
+        t.note += " Brackets: 95% bootstrap CI."
     for m in metrics:
         overall: GroupScore = m.overall
-        cells = [_est_cell(getattr(overall, metric), ci=False)]
+        cells = [_est_cell(getattr(overall, metric), ci=ci)]
         for v in values:
             g = m.groups.get(tag, {}).get(v)
-            cells.append(_est_cell(getattr(g, metric), ci=False) if g else Cell(None, "–"))
+            cells.append(_est_cell(getattr(g, metric), ci=ci) if g else Cell(None, "–"))
         t.rows.append((_keys(m), cells))
     _rank(t)
     _deltas(t, metrics, base_setting)
@@ -160,7 +165,25 @@ def group_table(metrics: Sequence[RunMetrics], tag: str, base_setting: str | Non
         _random_row(t, metrics, lambda m: [Cell(m.random_guess, pct(m.random_guess)), *[
             Cell(m.random_guess_groups.get(tag, {}).get(v), pct(m.random_guess_groups.get(tag, {}).get(v)))
             for v in values]])
+        _reference_rows(t, metrics, tag, values)
     return t
+
+
+def _reference_rows(t: Table, metrics: Sequence[RunMetrics], tag: str, values: list[str]) -> None:
+    """Rows the benchmark's paper reports for this grouping (e.g. PhysToolBench's human testers), unranked."""
+    from toolsight.benchmarks.registry import reference_rows
+
+    for name in dict.fromkeys(m.benchmark for m in metrics):
+        for label, row in reference_rows(name, tag).items():
+            cells = [Cell(row.get("Overall", 0.0) / 100 if "Overall" in row else None, _ref(row.get("Overall")))]
+            cells += [Cell(row[v] / 100 if v in row else None, _ref(row.get(v))) for v in values]
+            t.rows.append(([f"{label} (paper)", "–"], cells))
+        if reference_rows(name, tag):
+            return
+
+
+def _ref(x: float | None) -> str:
+    return "–" if x is None else f"{x:.1f}"
 
 
 def ordered_values(tag: str, values: list[str], metrics: Sequence[RunMetrics]) -> list[str]:

@@ -86,6 +86,24 @@ def _rotate() -> list[Tool]:
     return rotate_tools()
 
 
+def _perception() -> list[Tool]:
+    from toolsight.tools.perception import perception_tools
+
+    return perception_tools()
+
+
+def _detect() -> list[Tool]:
+    from toolsight.tools.perception import detect_tools
+
+    return detect_tools()
+
+
+def _ocr() -> list[Tool]:
+    from toolsight.tools.perception import ocr_tools
+
+    return ocr_tools()
+
+
 def _builtins() -> None:
     register_toolset("crop", _crop, "in-process crop with a relative or pixel bbox")
     register_toolset("python", _python, "python_image_processing, python_interpreter, calculator",
@@ -98,6 +116,9 @@ def _builtins() -> None:
     register_toolset("calculator", _calculator, "safe arithmetic expression evaluator")
     register_toolset("opencv", _opencv, "the 35 VTC-Bench OpenCV interface operations")
     register_toolset("rotate_image", _rotate, "TIR-Bench's predefined rotate_image(degrees)")
+    register_toolset("perception", _perception, "detect_and_crop_objects and ocr (backends: toolsight.perception)")
+    register_toolset("detect", _detect, "detect_and_crop_objects: detection (API / ONNX / replay / classical) + crops")
+    register_toolset("ocr", _ocr, "ocr: text lines with boxes (RapidOCR offline, Tesseract when installed)")
 
 
 def _load() -> None:
