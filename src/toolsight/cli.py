@@ -91,6 +91,7 @@ def run(
     request_timeout: Annotated[float, typer.Option(min=0.1, help="seconds per model request")] = 120.0,
     backoff_base: Annotated[float, typer.Option(min=0.0, help="first retry delay in seconds (doubles)")] = 1.0,
     cap: Annotated[list[str] | None, typer.Option(help="agent cap override NAME=VALUE (repeatable)")] = None,
+    history: Annotated[str | None, typer.Option(help="multi-turn history: gold (gold answers) | model")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="do not use the response cache")] = False,
     report: Annotated[bool, typer.Option(help="print the report tables at the end")] = True,
 ) -> None:
@@ -100,6 +101,8 @@ def run(
 
     if scorer_mode not in ("official", "corrected"):
         raise _fail(f"--scorer-mode {scorer_mode!r}: use 'official' or 'corrected'", 2)
+    if history not in (None, "gold", "model"):
+        raise _fail(f"--history {history!r}: use 'gold' (earlier turns' gold answers) or 'model'", 2)
     if reasoning_effort not in (None, "minimal", "low", "medium", "high"):
         raise _fail(f"--reasoning-effort {reasoning_effort!r}: use minimal, low, medium or high", 2)
     gen = GenerateConfig(
@@ -111,7 +114,8 @@ def run(
         benchmark=target, model=model, setting=setting, data=data, base_url=base_url, out=out_dir, resume=resume,
         force=force, concurrency=concurrency, max_connections=max_connections, limit=limit, judge=judge, judge_base_url=judge_base_url,
         judge_concurrency=judge_concurrency, score=not no_score, scorer_mode=scorer_mode, retries=retries,
-        task_timeout=task_timeout, backoff_base=backoff_base, generate=gen, caps=_parse_caps(cap or []), cache=not no_cache,
+        task_timeout=task_timeout, backoff_base=backoff_base, generate=gen,
+        caps={**_parse_caps(cap or []), **({"history": history} if history else {})}, cache=not no_cache,
     )
     from toolsight.session import execute_run
 
@@ -136,7 +140,11 @@ def generate(
     if kind not in kinds:
         raise _fail(f"unknown generator {kind!r}; choose one of: {', '.join(kinds)}", 2)
     try:
-        if kind.startswith("vtc-"):
+        if kind == "vtb":
+            from toolsight.benchmarks.vtb_generate import generate_vtb
+
+            generate_vtb(n, seed, out_dir)
+        elif kind.startswith("vtc-"):
             from toolsight.synth.vtc import generate_vtc
 
             generate_vtc(kind.removeprefix("vtc-"), n, seed, out_dir)
@@ -146,6 +154,10 @@ def generate(
             generate_tir(kind, n, seed, out_dir, difficulty=difficulty)
     except ValueError as exc:
         raise _fail(f"{kind}: {exc}", 2) from None
+    if kind == "vtb":
+        out.print(f"wrote {n} VisualToolBench-style task(s) to {out_dir} (official converted layout; run with "
+                  f"`toolsight run visualtoolbench --data {out_dir} --model reference`)")
+        return
     out.print(f"wrote {n} {kind} task(s) to {out_dir} (check with `toolsight validate {out_dir}`)")
 
 
@@ -286,6 +298,7 @@ def _generator_kinds() -> dict[str, str]:
         kinds[name] = f"TIR-Bench style: {k.description}"
     for name in KIND_NAMES:
         kinds[f"vtc-{name}"] = "VTC-Bench style: MC question, degraded image, reference OpenCV tool chain"
+    kinds["vtb"] = "VisualToolBench style: single/multi-turn, rubrics with checks, official layout"
     return kinds
 
 

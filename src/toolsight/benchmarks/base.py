@@ -35,6 +35,9 @@ class Benchmark(ABC):
     default_setting: str = ""
     #: report layout: for a tag, the order its values are shown in (the paper's column order)
     category_order: dict[str, list[str]] = {}  # noqa: RUF012 - read-only class default
+    #: report layout: (grouping tag, metric) tables shown when the user gives no --by; metric is
+    #: "score", "pass_rate" or "tool_use" (the paper's tables, e.g. APR by turn type x domain)
+    report_tables: list[tuple[str, str]] = []  # noqa: RUF012 - read-only class default
 
     @abstractmethod
     def settings(self) -> dict[str, AgentSettings]:

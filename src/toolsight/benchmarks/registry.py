@@ -42,10 +42,17 @@ def _vtc() -> Benchmark:
     return VTCBenchmark()
 
 
+def _vtb() -> Benchmark:
+    from toolsight.benchmarks.visualtoolbench import VisualToolBenchmark
+
+    return VisualToolBenchmark()
+
+
 def _builtins() -> None:
     register_benchmark("starter", _starter)
     register_benchmark("tir-bench", _tir)
     register_benchmark("vtc-bench", _vtc)
+    register_benchmark("visualtoolbench", _vtb)
 
 
 def _load_all() -> None:
@@ -89,3 +96,9 @@ def category_order(name: str, tag: str) -> list[str]:
     """The order benchmark `name` shows the values of `tag` in; [] when it declares none or is unknown."""
     bench = _load(name)
     return list(bench.category_order.get(tag, [])) if bench is not None else []
+
+
+def report_tables(name: str) -> list[tuple[str, str]]:
+    """The (tag, metric) tables benchmark `name` shows by default; [] when it declares none or is unknown."""
+    bench = _load(name)
+    return list(bench.report_tables) if bench is not None else []
