@@ -256,7 +256,10 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
+        """Success for the tool-use metrics: no error in the observation, and code that did not raise."""
         obs = self.observation
+        if self.extra.get("ok") is False:
+            return False
         return "error" not in obs and obs.get("ok") != "false" and obs.get("status") != "error"
 
     @property
