@@ -12,7 +12,14 @@ import cv2
 import numpy as np
 import pytest
 
-from toolsight.benchmarks.vtb_tools import OfficialTools, Outcome, TurnFiles, official_calculator, start_turn
+from toolsight.benchmarks.vtb_tools import (
+    OfficialTools,
+    Outcome,
+    TurnFiles,
+    _check,
+    official_calculator,
+    start_turn,
+)
 from toolsight.tools.base import ArtifactStore, Toolbox
 from toolsight.tools.registry import build_tools
 
@@ -67,10 +74,14 @@ def test_only_new_transformed_files_are_returned(env: tuple[OfficialTools, TurnF
     assert o.observation["output_paths"] == [] and o.observation["ok"] == "true"
     o = _call(env, "python_image_processing", {"code": save.format(w=20, name="crop.png")})
     assert o.observation["output_paths"] == []
-    os.symlink("/etc/hostname", turn.folder / "transformed_image_7.png")
-    o = _call(env, "python_image_processing", {"code": "print(1)"})
-    assert o.observation["output_paths"] == [] and "transformed_image_7.png not returned: not a regular file" in \
-        o.observation["stderr"]
+    link = "import os\nos.symlink('/etc/hostname', str(PROCESSED_IMAGE_SAVE_PATH) + '/transformed_image_7.png')"
+    o = _call(env, "python_image_processing", {"code": link})
+    assert o.observation["ok"] == "false" and o.observation["output_paths"] == []  # the sandbox refuses it
+    # and the harness reads back only plain image files, whatever lands in the folder
+    os.symlink("/etc/hostname", turn.folder / "transformed_image_8.png")
+    assert _check(turn.folder / "transformed_image_8.png") == "not a regular file"
+    (turn.folder / "transformed_image_9.png").write_text("not an image")
+    assert (_check(turn.folder / "transformed_image_9.png") or "").startswith("not a readable image")
     assert all(a.source == "input" or a.width in (30,) for a in tb.store.all())
 
 
