@@ -37,6 +37,9 @@ def test_starter_suite_with_the_reference_agent(tmp_path: Path) -> None:
     kinds = {x["tags"].get("task") for x in recs}
     assert {"jigsaw", "maze", "rotation_game", "ocr", "word_search", "spot_difference"} <= kinds
     assert sum(1 for x in recs if str(x["task_id"]).startswith("vtc_")) >= 8
+    vtb = [x for x in recs if x["benchmark"] == "starter" and str(x["task_id"]).startswith("vtb-gen-")]
+    assert len(vtb) == 4 and sum(1 for x in vtb if len(x["trajectory"]["turns"]) == 2) == 2
+    assert all(x["score"]["scorer"] == "visualtoolbench" and x["score"]["passed"] for x in vtb)
     assert "Score %" in r.stdout and "Tool use" in r.stdout and "trace viewer:" in r.stdout
     man = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert man["isolation"].get("sandbox") == "fork-server"

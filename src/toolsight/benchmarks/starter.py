@@ -1,9 +1,10 @@
 """The built-in starter suite: ~70 generated tasks that run offline, with no API key.
 
-TIR-Bench-style tasks from every generator and difficulty (solved by Python in the sandbox) plus a
-handful of VTC-Bench-style tasks (solved by chaining OpenCV interface tools). Generated on first use
-into the user's cache (`$TOOLSIGHT_CACHE`, else `~/.cache/toolsight`) and reused after. Each task is
-scored by its own benchmark's official rules (TIR-Bench or VTC-Bench).
+TIR-Bench-style tasks from every generator and difficulty (solved by Python in the sandbox), a
+handful of VTC-Bench-style tasks (solved by chaining OpenCV interface tools) and four
+VisualToolBench-style tasks (single- and multi-turn, rubric-scored by deterministic checks). Generated
+on first use into the user's cache (`$TOOLSIGHT_CACHE`, else `~/.cache/toolsight`) and reused after.
+Each task is scored by its own benchmark's official rules (TIR-Bench, VTC-Bench or VisualToolBench).
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from toolsight.scoring.base import Score, ScoreContext, Scorer
 from toolsight.tasks.dataset import load_dataset, validate_dataset, write_dataset
 from toolsight.tasks.schema import ImageRef, Task
 
-STARTER_VERSION = 1
+STARTER_VERSION = 2
 VTC_SEED = 7
+VTB_SEED = 11
+VTB_TASKS = 4
 
 
 def cache_root() -> Path:
@@ -44,7 +47,8 @@ def build_starter(target: Path) -> Path:
         for t in vtc_tasks:
             for turn in t.turns:
                 turn.images = [ImageRef(path=f"vtc/{i.path}", role=i.role) for i in turn.images]
-        write_dataset(tmp, tasks + vtc_tasks)
+        vtb_tasks = _vtb_tasks(tmp / "vtb")
+        write_dataset(tmp, tasks + vtc_tasks + vtb_tasks)
         problems = validate_dataset(tmp)
         if problems:
             raise RuntimeError("generated starter suite is invalid: " + "; ".join(map(str, problems[:5])))
@@ -55,6 +59,19 @@ def build_starter(target: Path) -> Path:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def _vtb_tasks(folder: Path) -> list[Task]:
+    """VisualToolBench-style tasks, generated in its official layout and read by its loader."""
+    from toolsight.benchmarks.vtb_data import load_converted
+    from toolsight.benchmarks.vtb_generate import generate_vtb
+
+    generate_vtb(VTB_TASKS, VTB_SEED, folder)
+    tasks, _, _, _ = load_converted(folder)
+    for t in tasks:
+        for turn in t.turns:
+            turn.images = [ImageRef(path=f"vtb/{i.path}", role=i.role) for i in turn.images]
+    return tasks
 
 
 def ensure_starter(cache: Path | None = None) -> Path:
@@ -76,8 +93,11 @@ class StarterScorer:
 
         self.tir: Scorer = get_scorer("tir-bench", mode=mode)
         self.vtc: Scorer = get_scorer("vtc-bench", mode=mode)
+        self.vtb: Scorer = get_scorer("visualtoolbench", mode=mode)
 
     async def score(self, task: Task, responses: list[str], ctx: ScoreContext) -> Score:
+        if task.benchmark == "visualtoolbench":  # rubric checks (no judge): see scoring.rubric_check
+            return await self.vtb.score(task, responses, ctx)
         scorer = self.vtc if task.benchmark.startswith("vtc") else self.tir
         return await scorer.score(task, responses, ctx)
 
