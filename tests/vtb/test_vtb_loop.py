@@ -156,9 +156,9 @@ def test_no_tools_branch_sends_no_system_prompt_and_no_image_in_multi_turn(loade
 
 
 def test_jpeg_is_quality_85() -> None:
-    from toolsight.benchmarks.vtb_loop import jpeg_part
-
     import tempfile
+
+    from toolsight.benchmarks.vtb_loop import jpeg_part
 
     d = Path(tempfile.mkdtemp())
     src = d / "a.png"

@@ -61,7 +61,7 @@ def test_the_references_namespace_quirks(env: tuple[OfficialTools, TurnFiles, To
 
 
 def test_only_new_transformed_files_are_returned(env: tuple[OfficialTools, TurnFiles, Toolbox]) -> None:
-    tools, turn, tb = env
+    _tools, turn, tb = env
     save = ("from PIL import Image\nim = Image.open('image_0.png')\n"
             "im.crop((0, 0, {w}, 20)).save(str(PROCESSED_IMAGE_SAVE_PATH) + '/{name}')")
     o = _call(env, "python_image_processing", {"code": save.format(w=30, name="transformed_image_0.png")}, "c1")

@@ -30,7 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from toolsight.benchmarks.base import BenchmarkError
-from toolsight.scoring.visualtoolbench import STEM_CATEGORIES, VisualToolBenchFormatError, rubrics_from_official
+from toolsight.scoring.visualtoolbench import (
+    STEM_CATEGORIES,
+    VisualToolBenchFormatError,
+    rubrics_from_official,
+)
 from toolsight.tasks.schema import ImageRef, Task, ToolStep, Turn
 
 BENCHMARK = "visualtoolbench"

@@ -36,7 +36,13 @@ from toolsight.agents.loop import Generate, TaskFailed
 from toolsight.agents.settings import AgentSettings
 from toolsight.agents.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
 from toolsight.benchmarks import vtb_prompts as P
-from toolsight.benchmarks.vtb_tools import IMAGE_TOOL, OfficialTools, TurnFiles, UnknownOfficialTool, start_turn
+from toolsight.benchmarks.vtb_tools import (
+    IMAGE_TOOL,
+    OfficialTools,
+    TurnFiles,
+    UnknownOfficialTool,
+    start_turn,
+)
 from toolsight.models.base import ImagePart, Message, Model, ModelError, ModelOutput, TextPart, ToolCall
 from toolsight.tasks.schema import Task, Turn
 from toolsight.tools.base import Artifact, Toolbox, ToolSpec

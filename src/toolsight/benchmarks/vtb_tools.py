@@ -193,8 +193,8 @@ def _vtb_official(_code, _kind, _save):
         te.stack = _tb.StackSummary.from_list([f for f in te.stack if f.filename == "<llm_code>"])
         _sys.stderr.write("".join(te.format()))
         _sys.stderr.flush()
-        raise SystemExit(%d)
-''' % _CODE_EXIT
+        raise SystemExit(__EXIT__)
+'''.replace("__EXIT__", str(_CODE_EXIT))
 
 
 def wrap_code(code: str, kind: str, save_dir: str) -> str:
