@@ -14,9 +14,11 @@ import pytest
 
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.benchmarks.vtb_generate import generate_rows
+from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart
 from toolsight.scoring.base import ScoreContext
 from toolsight.scoring.registry import get_scorer
 from toolsight.scoring.rubric_check import check_answer
+from toolsight.tools.base import ToolSpec
 
 
 def _ts(*args: str) -> subprocess.CompletedProcess[str]:
@@ -82,3 +84,30 @@ def test_generation_is_deterministic() -> None:
     assert [r["turn_golden_answers"] for r in a] == [r["turn_golden_answers"] for r in b]
     assert a[0]["images"][0]["bytes"] == b[0]["images"][0]["bytes"]
     assert generate_rows(4, seed=10)[0]["turn_golden_answers"] != a[0]["turn_golden_answers"]
+
+
+class _Judge(Model):
+    """An in-process judge: 'Not Met' for every rubric, then an error category."""
+
+    def __init__(self) -> None:
+        super().__init__("test/judge")
+        self.prompts: list[str] = []
+
+    async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+        text = messages[-1].text
+        self.prompts.append(text)
+        reply = ('{"explanation": "miscounted", "error_category": "Visual_Perception"}' if "error_category" in text
+                 else '{"explanation": "no", "judge_result": "Not Met"}')
+        return ModelOutput(message=Message(role="assistant", content=[TextPart(text=reply)]))
+
+
+def test_error_analysis_classifies_failed_tasks(demo: Path) -> None:
+    task = get_benchmark("visualtoolbench").load(demo).tasks[0]
+    judge = _Judge()
+    score = asyncio.run(get_scorer("visualtoolbench-errors", "official").score(
+        task, ["There are 2 more."], ScoreContext(judge=judge)))
+    assert score.passed is False and score.details["error_category"] == "visual perception"
+    analysis = judge.prompts[-1]
+    assert "visual perception" in analysis and task.turns[0].prompt in analysis and "There are 2 more." in analysis
+    assert analysis.count("(turn 1, weight") == len(task.turns[0].rubrics)  # every unmet rubric listed
+    assert len(score.judge_calls) == len(task.turns[0].rubrics) + 1
