@@ -122,3 +122,31 @@ def test_domains_categories_and_trajectory_shapes() -> None:
     assert [s.tool for s in parse_tool_trajectory({"steps": [{"tool_name": "python_interpreter"}]})] == [
         "python_interpreter"]
     assert parse_tool_trajectory("") == [] and parse_tool_trajectory(json.dumps("")) == []
+
+
+def test_no_data_downloads_the_hf_release_when_possible(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    monkeypatch.setenv("TOOLSIGHT_CACHE", str(tmp_path / "cache"))
+    asked: dict[str, object] = {}
+
+    def snapshot_download(repo_id: str, repo_type: str, local_dir: str, allow_patterns: list[str]) -> str:
+        asked.update(repo_id=repo_id, repo_type=repo_type, allow_patterns=allow_patterns)
+        write_parquet(official_rows(), Path(local_dir) / "data" / "test-00000-of-00001.parquet")
+        return local_dir
+
+    monkeypatch.setitem(sys.modules, "huggingface_hub", types.SimpleNamespace(snapshot_download=snapshot_download))
+    loaded = get_benchmark("visualtoolbench").load(None)
+    assert asked["repo_id"] == "ScaleAI/VisualToolBench" and asked["repo_type"] == "dataset"
+    _check_tasks(_by_id(loaded.tasks), loaded.root)
+
+    def offline(**kw: object) -> str:
+        raise OSError("no network")
+
+    monkeypatch.setitem(sys.modules, "huggingface_hub", types.SimpleNamespace(snapshot_download=offline))
+    with pytest.raises(BenchmarkError, match=r"could not download ScaleAI/VisualToolBench \(OSError: no network\)"):
+        get_benchmark("visualtoolbench").load(None)
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # not installed: import fails
+    with pytest.raises(BenchmarkError, match="huggingface_hub is not installed"):
+        get_benchmark("visualtoolbench").load(None)
