@@ -16,7 +16,6 @@ namespace too (no `sum`, `round`, comprehensions over locals, or the broken prel
 
 from __future__ import annotations
 
-import io
 import json
 import random
 from collections.abc import Callable
@@ -319,16 +318,3 @@ def generate_vtb(n: int, seed: int, out: Path | str) -> Path:
     """Write `n` generated tasks in the official converted layout under `out` (see the module docstring)."""
     return convert_rows(generate_rows(n, seed), Path(out))
 
-
-def rows_to_parquet(rows: list[dict[str, Any]], path: Path) -> Path:
-    """Write rows as a Hugging Face-style parquet file (needs pyarrow; used by tests and `--format hf`)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    plain = [{k: v for k, v in r.items() if k != "toolsight_reference"} | {
-        "toolsight_reference": json.dumps(r.get("toolsight_reference"))} for r in rows]
-    buf = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(plain), buf)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(buf.getvalue())
-    return path
