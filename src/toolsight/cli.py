@@ -94,6 +94,7 @@ def run(
     cap: Annotated[list[str] | None, typer.Option(help="agent cap override NAME=VALUE (repeatable)")] = None,
     demo_prompts: Annotated[str | None, typer.Option(help="TIR-Bench demo_prompts.py: few-shot demos for tir-bench-llm extraction")] = None,
     agent: Annotated[str | None, typer.Option(help="agent to run the setting with, e.g. vcr (see docs)")] = None,
+    history: Annotated[str | None, typer.Option(help="multi-turn history: gold (gold answers) | model")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="do not use the response cache")] = False,
     report: Annotated[bool, typer.Option(help="print the report tables at the end")] = True,
 ) -> None:
@@ -105,6 +106,8 @@ def run(
         raise _fail(f"--scorer-mode {scorer_mode!r}: use 'official' or 'corrected'", 2)
     if loop not in (None, "official", "toolsight"):
         raise _fail(f"--loop {loop!r}: use 'official' or 'toolsight'", 2)
+    if history not in (None, "gold", "model"):
+        raise _fail(f"--history {history!r}: use 'gold' (earlier turns' gold answers) or 'model'", 2)
     if reasoning_effort not in (None, "minimal", "low", "medium", "high"):
         raise _fail(f"--reasoning-effort {reasoning_effort!r}: use minimal, low, medium or high", 2)
     gen = GenerateConfig(
@@ -116,7 +119,8 @@ def run(
         benchmark=target, model=model, setting=setting, loop=loop, data=data, base_url=base_url, out=out_dir, resume=resume,
         force=force, concurrency=concurrency, max_connections=max_connections, limit=limit, judge=judge, judge_base_url=judge_base_url,
         judge_concurrency=judge_concurrency, score=not no_score, scorer_mode=scorer_mode, retries=retries,
-        task_timeout=task_timeout, backoff_base=backoff_base, generate=gen, caps=_parse_caps(cap or []), cache=not no_cache,
+        task_timeout=task_timeout, backoff_base=backoff_base, generate=gen,
+        caps={**_parse_caps(cap or []), **({"history": history} if history else {})}, cache=not no_cache,
         demo_prompts=demo_prompts,
         agent=agent,
     )
@@ -153,6 +157,10 @@ def generate(
             if difficulty is not None and level is None:
                 raise ValueError(f"--difficulty {difficulty}: use 0-{len(LEVELS) - 1} ({', '.join(LEVELS)})")
             generate_phystool(n, seed, out_dir, level=level)
+        elif kind == "vtb":
+            from toolsight.benchmarks.vtb_generate import generate_vtb
+
+            generate_vtb(n, seed, out_dir)
         elif kind.startswith("vtc-"):
             from toolsight.synth.vtc import generate_vtc
 
@@ -163,6 +171,10 @@ def generate(
             generate_tir(kind, n, seed, out_dir, difficulty=difficulty)
     except ValueError as exc:
         raise _fail(f"{kind}: {exc}", 2) from None
+    if kind == "vtb":
+        out.print(f"wrote {n} VisualToolBench-style task(s) to {out_dir} (official converted layout; run with "
+                  f"`toolsight run visualtoolbench --data {out_dir} --model reference`)")
+        return
     out.print(f"wrote {n} {kind} task(s) to {out_dir} (check with `toolsight validate {out_dir}`)")
 
 
@@ -307,6 +319,7 @@ def _generator_kinds() -> dict[str, str]:
         kinds[f"vtc-{name}"] = "VTC-Bench style: MC question, degraded image, reference OpenCV tool chain"
     kinds["phystool"] = ("PhysToolBench style: numbered toy tools, a job, answer = object numbers or None; "
                          "difficulty 0-3 = Easy, Medium-M1/M2/M3")
+    kinds["vtb"] = "VisualToolBench style: single/multi-turn, rubrics with checks, official layout"
     return kinds
 
 

@@ -46,6 +46,10 @@ def _phystool() -> Benchmark:
     from toolsight.benchmarks.phystoolbench import PhysToolBenchmark
 
     return PhysToolBenchmark()
+def _vtb() -> Benchmark:
+    from toolsight.benchmarks.visualtoolbench import VisualToolBenchmark
+
+    return VisualToolBenchmark()
 
 
 def _builtins() -> None:
@@ -53,6 +57,7 @@ def _builtins() -> None:
     register_benchmark("tir-bench", _tir)
     register_benchmark("vtc-bench", _vtc)
     register_benchmark("phystoolbench", _phystool)
+    register_benchmark("visualtoolbench", _vtb)
 
 
 def _load_all() -> None:
@@ -120,3 +125,7 @@ def group_cis(name: str) -> bool:
     """Whether benchmark `name` shows confidence intervals in its grouped tables."""
     bench = _load(name)
     return bool(bench.group_cis) if bench is not None else False
+def report_tables(name: str) -> list[tuple[str, str]]:
+    """The (tag, metric) tables benchmark `name` shows by default; [] when it declares none or is unknown."""
+    bench = _load(name)
+    return list(bench.report_tables) if bench is not None else []

@@ -1,10 +1,11 @@
 """The built-in starter suite: ~75 generated tasks that run offline, with no API key.
 
 TIR-Bench-style tasks from every generator and difficulty (solved by Python in the sandbox), a
-handful of VTC-Bench-style tasks (solved by chaining OpenCV interface tools) and PhysToolBench-style
-scenes (solved with detection crops and OCR). Generated on first use into the user's cache
+handful of VTC-Bench-style tasks (solved by chaining OpenCV interface tools), PhysToolBench-style
+scenes (solved with detection crops and OCR) and four VisualToolBench-style tasks (single- and
+multi-turn, rubric-scored by deterministic checks). Generated on first use into the user's cache
 (`$TOOLSIGHT_CACHE`, else `~/.cache/toolsight`) and reused after. Each task is scored by its own
-benchmark's official rules (TIR-Bench, VTC-Bench or PhysToolBench).
+benchmark's official rules (TIR-Bench, VTC-Bench, PhysToolBench or VisualToolBench).
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from toolsight.scoring.base import Score, ScoreContext, Scorer
 from toolsight.tasks.dataset import load_dataset, validate_dataset, write_dataset
 from toolsight.tasks.schema import ImageRef, Task
 
-STARTER_VERSION = 2
+STARTER_VERSION = 3
 VTC_SEED = 7
 PHYSTOOL_SEED = 11
 PHYSTOOL_TASKS = 4  # one per generated level (Easy, Medium-M1/M2/M3)
+VTB_SEED = 11
+VTB_TASKS = 4
 
 
 def cache_root() -> Path:
@@ -53,7 +56,8 @@ def build_starter(target: Path) -> Path:
         for t in phys_tasks:
             for turn in t.turns:
                 turn.images = [ImageRef(path=f"phystool/{i.path}", role=i.role) for i in turn.images]
-        write_dataset(tmp, tasks + vtc_tasks + phys_tasks)
+        vtb_tasks = _vtb_tasks(tmp / "vtb")
+        write_dataset(tmp, tasks + vtc_tasks + phys_tasks + vtb_tasks)
         problems = validate_dataset(tmp)
         if problems:
             raise RuntimeError("generated starter suite is invalid: " + "; ".join(map(str, problems[:5])))
@@ -64,6 +68,19 @@ def build_starter(target: Path) -> Path:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def _vtb_tasks(folder: Path) -> list[Task]:
+    """VisualToolBench-style tasks, generated in its official layout and read by its loader."""
+    from toolsight.benchmarks.vtb_data import load_converted
+    from toolsight.benchmarks.vtb_generate import generate_vtb
+
+    generate_vtb(VTB_TASKS, VTB_SEED, folder)
+    tasks, _, _, _ = load_converted(folder)
+    for t in tasks:
+        for turn in t.turns:
+            turn.images = [ImageRef(path=f"vtb/{i.path}", role=i.role) for i in turn.images]
+    return tasks
 
 
 def ensure_starter(cache: Path | None = None) -> Path:
@@ -86,10 +103,13 @@ class StarterScorer:
         self.tir: Scorer = get_scorer("tir-bench", mode=mode)
         self.vtc: Scorer = get_scorer("vtc-bench", mode=mode)
         self.phystool: Scorer = get_scorer("phystoolbench", mode=mode)
+        self.vtb: Scorer = get_scorer("visualtoolbench", mode=mode)
 
     async def score(self, task: Task, responses: list[str], ctx: ScoreContext) -> Score:
         if task.benchmark.startswith("phystool"):
             return await self.phystool.score(task, responses, ctx)
+        if task.benchmark == "visualtoolbench":  # rubric checks (no judge): see scoring.rubric_check
+            return await self.vtb.score(task, responses, ctx)
         scorer = self.vtc if task.benchmark.startswith("vtc") else self.tir
         return await scorer.score(task, responses, ctx)
 

@@ -67,6 +67,7 @@ class ScoreLite:
     passed: bool | None
     error: str | None
     rubrics: list[RubricVerdict] = field(default_factory=list)
+    error_category: str | None = None  # a judge's failure category (VisualToolBench App. B.6 analysis)
 
 
 def _verdict(d: Mapping[str, Any]) -> bool | None:
@@ -116,7 +117,9 @@ def lite(score: Score | None) -> ScoreLite | None:
     if not rubrics:
         for i, t in enumerate(score.turns):
             rubrics.extend(_rubrics_of(t.details, i))
-    return ScoreLite(value=score.value, passed=score.passed, error=score.error, rubrics=rubrics)
+    cat = score.details.get("error_category")
+    return ScoreLite(value=score.value, passed=score.passed, error=score.error, rubrics=rubrics,
+                     error_category=cat if isinstance(cat, str) else None)
 
 
 def load_scores(run_dir: Path, name: str) -> dict[str, ScoreLite | None]:

@@ -120,6 +120,8 @@ class _TaskReference(Model):
         if isinstance(plan, dict) and plan.get("kind") == "detect_then_ocr":
             return _detect_then_ocr(turn, plan, tool_msgs, ti)
         calls = turn.meta.get("reference_calls")
+        if isinstance(calls, list) and calls and isinstance(turn.meta.get("answer_template"), str):
+            return _replay_template(ti, turn, calls, messages, after)
         if isinstance(calls, list) and calls:
             return self._replay(turn, calls, tool_msgs)
         code = solution_code(turn, self.root)
@@ -221,6 +223,87 @@ def _detect_then_ocr(turn: Turn, plan: dict[str, Any], tool_msgs: list[Message],
         numbers.append(int(digits[0]))
     answer = ", ".join(str(n) for n in sorted(set(numbers)))
     return _reply("### Thinking Process\n" + "; ".join(lines) + "; numbers read by OCR.\n### Answer\n" + answer)
+# ---- VisualToolBench-style solutions: calls whose arguments and final answer are templates -------------
+# `{INFO.key}` = a value printed as `INFO: {json}` by an earlier call of the turn (later calls win),
+# `{RESULT}` = the last calculator result, `{PREV_NUMBER}` = the first number in the previous assistant
+# answer of the conversation (a gold or model answer of the earlier turn). Tool outputs are read both as
+# toolsight writes them and as the reference's `str(dict)` observations (VisualToolBench's official loop).
+_TOKEN = re.compile(r"\{(INFO\.[A-Za-z_]\w*|RESULT|PREV_NUMBER)\}")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _infos(text: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    dec = json.JSONDecoder()
+    pos = text.find("INFO:")
+    while pos >= 0:
+        start = text.find("{", pos)
+        if start < 0:
+            break
+        try:
+            obj, _ = dec.raw_decode(text, start)
+        except json.JSONDecodeError:
+            obj = None
+        if isinstance(obj, dict):
+            found.update(obj)
+        pos = text.find("INFO:", start)
+    return found
+
+
+def _calc_result(text: str) -> str | None:
+    import ast
+
+    try:
+        obj = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError):
+        obj = None
+    if isinstance(obj, dict):
+        r = obj.get("result")
+        return str(r) if r is not None and obj.get("status") != "error" else None
+    return text.strip() or None
+
+
+def _fill(template: str, values: dict[str, Any], result: str | None, prev: str | None) -> str | None:
+    missing = False
+
+    def sub(m: re.Match[str]) -> str:
+        nonlocal missing
+        key = m.group(1)
+        val = values.get(key[5:]) if key.startswith("INFO.") else (result if key == "RESULT" else prev)
+        if val is None:
+            missing = True
+            return m.group(0)
+        return str(val)
+
+    out = _TOKEN.sub(sub, template)
+    return None if missing else out
+
+
+def _replay_template(ti: int, turn: Turn, calls: list[Any], messages: list[Message],
+                     after: list[Message]) -> ModelOutput:
+    tool_msgs = [m for m in after if m.role == "tool"]
+    values: dict[str, Any] = {}
+    result: str | None = None
+    names = {c.id: c.name for m in after for c in m.tool_calls}
+    for m in tool_msgs:
+        values.update(_infos(m.text))
+        if names.get(m.tool_call_id or "") == "calculator":
+            result = _calc_result(m.text)
+    prev_answers = [m.text for m in messages[: len(messages) - len(after)] if m.role == "assistant" and m.text]
+    prev_nums = _NUMBER.findall(prev_answers[-1]) if prev_answers else []
+    prev = prev_nums[0] if prev_nums else None
+    step = len(tool_msgs)
+    if step < len(calls):
+        spec = calls[step]
+        args: dict[str, Any] = {}
+        for k, v in dict(spec.get("arguments", {})).items():
+            filled = _fill(v, values, result, prev) if isinstance(v, str) else v
+            if filled is None:
+                return _reply(f"The reference solution could not fill {k!r} of step {step + 1}: {v!r}")
+            args[k] = filled
+        return _call(str(spec["tool"]), args, f"ref-{ti}-{step}")
+    answer = _fill(str(turn.meta["answer_template"]), values, result, prev)
+    return _reply(answer if answer is not None else "The reference calls gave no readable answer.")
 
 
 class ReferenceModel(Model):

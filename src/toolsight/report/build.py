@@ -32,11 +32,31 @@ def _env() -> Environment:
                        autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
 
 
+def declared_tables(benchmarks: Sequence[str]) -> list[tuple[str, str]]:
+    """The (tag, metric) tables the runs' benchmarks show by default (their papers' tables), in order."""
+    from toolsight.benchmarks.registry import report_tables as declared
+
+    out: list[tuple[str, str]] = []
+    for name in dict.fromkeys(benchmarks):
+        out.extend(p for p in declared(name) if p not in out)
+    return out
+
+
 def report_tables(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting: str | None,
-                  metric: str = "score") -> list[T.Table]:
+                  metric: str = "score", layout: Sequence[tuple[str, str]] = ()) -> list[T.Table]:
+    """The tables: by the user's --by tags, or (without --by) the benchmarks' declared `layout`."""
     out = [T.score_table(metrics, base_setting)]
-    out += [T.group_table(metrics, tag, base_setting, metric) for tag in by]
-    out += [c for c in (T.chain_table(metrics, tag) for tag in by) if c is not None]
+    if by or not layout:
+        out += [T.group_table(metrics, tag, base_setting, metric) for tag in by]
+        out += [c for c in (T.chain_table(metrics, tag) for tag in by) if c is not None]
+    else:
+        for tag, kind in layout:
+            if kind == "tool_use":
+                tg = T.tool_group_table(metrics, tag)
+                if tg is not None:
+                    out.append(tg)
+            else:
+                out.append(T.group_table(metrics, tag, base_setting, kind))
     out.append(T.tool_table(metrics, base_setting))
     out.append(T.share_table(metrics, "tool"))
     if any(m.tool_use.category_counts != m.tool_use.tool_counts for m in metrics):
@@ -46,6 +66,9 @@ def report_tables(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting
     agree = T.agreement_table(metrics)
     if agree is not None:
         out.append(agree)
+    errs = T.error_category_table(metrics)
+    if errs is not None:
+        out.append(errs)
     return out
 
 
@@ -186,6 +209,12 @@ def build_report(
         if not (d / "manifest.json").is_file():
             raise ReportError(f"{d} is not a run directory (no manifest.json)")
     out = Path(out_dir) if out_dir is not None else None
+    layout: list[tuple[str, str]] = []
+    if not by:  # no --by: the benchmarks' own tables (e.g. VisualToolBench's APR by turn type x domain)
+        from toolsight.log.files import read_manifest
+
+        layout = declared_tables([read_manifest(d).benchmark for d in dirs])
+        by = list(dict.fromkeys(tag for tag, _ in layout))
     sink: CsvSink | None = None
     if out is not None:  # records.csv is written in the same single pass as the metrics
         sink = CsvSink(out / "records.csv", BASE_COLUMNS + tag_columns(dirs))
@@ -201,8 +230,8 @@ def build_report(
     finally:
         if sink is not None:
             sink.close()
-    tabs = report_tables(metrics, by, base_setting, metric)
-    warnings = _warnings(metrics, by, base_setting)
+    tabs = report_tables(metrics, [] if layout else by, base_setting, metric, layout)
+    warnings = _warnings(metrics, [] if layout else by, base_setting)
     made: list[Path] = []
     tmp_dir: Path | None = None
     if plots and fmt in ("md", "html") and (out is not None or fmt == "html"):

@@ -249,6 +249,56 @@ def tool_table(metrics: Sequence[RunMetrics], base_setting: str | None = None) -
     return t
 
 
+def tool_group_table(metrics: Sequence[RunMetrics], tag: str) -> Table | None:
+    """Proactivity, success rate and volume per value of `tag` (VisualToolBench Table 7), with total calls."""
+    values: list[str] = []
+    for m in metrics:
+        values.extend(v for v in m.tool_groups.get(tag, {}) if v not in values)
+    if not values:
+        return None
+    values = ordered_values(tag, values, metrics)
+    cols = [Column("Total #")]
+    for v in values:
+        cols += [Column(f"{v} proactivity", 1), Column(f"{v} success rate", 1), Column(f"{v} volume")]
+    t = Table(f"Tool use by {tag}", ["Model", "Setting"], cols,
+              note="Proactivity = share of tasks with ≥1 tool call; success rate = calls whose output is not an "
+                   "error / all calls; volume = calls per task (paper App. B.4).")
+    for m in metrics:
+        groups = m.tool_groups.get(tag, {})
+        cells = [Cell(float(m.tool_use.calls), str(m.tool_use.calls))]
+        for v in values:
+            g = groups.get(v)
+            if g is None:
+                cells += [Cell(None, "–")] * 3
+                continue
+            cells += [Cell(g.proactivity, num(g.proactivity, 4)), Cell(g.success_rate, num(g.success_rate, 4)),
+                      Cell(g.volume, num(g.volume))]
+        t.rows.append((_keys(m), cells))
+    _rank(t)
+    return t
+
+
+def error_category_table(metrics: Sequence[RunMetrics]) -> Table | None:
+    """Failed tasks by error category, when a judge classified them (VisualToolBench Table 4)."""
+    cats: list[str] = []
+    for m in metrics:
+        cats.extend(c for c in m.error_categories if c not in cats)
+    if not cats:
+        return None
+    t = Table("Error categories % (failed tasks)", ["Model", "Setting"], [Column("Classified"),
+              *[Column(c, 0, True) for c in cats]],
+              note="Share of the classified failed tasks per category (an optional judge analysis: "
+                   "`toolsight score RUN --scorer visualtoolbench-errors --judge MODEL`).")
+    for m in metrics:
+        tot = sum(m.error_categories.values())
+        cells = [Cell(float(tot), str(tot))]
+        for c in cats:
+            share = m.error_categories.get(c, 0) / tot if tot else None
+            cells.append(Cell(share, pct(share, 2)))
+        t.rows.append((_keys(m), cells))
+    return t
+
+
 SHARES = {
     "tool": ("Tool-call share %", "tool_share"),
     "category": ("Image-operation share % (VisualToolBench categories)", "category_share"),
