@@ -10,8 +10,11 @@ from toolsight.log.files import (
     RunLogError,
     finished_ids,
     iter_record_dicts,
+    iter_latest_records,
     iter_records,
+    latest_offsets,
     latest_records,
+    read_record_at,
     read_manifest,
     write_manifest,
 )
@@ -46,8 +49,11 @@ __all__ = [
     "Usage",
     "finished_ids",
     "iter_record_dicts",
+    "iter_latest_records",
     "iter_records",
+    "latest_offsets",
     "latest_records",
+    "read_record_at",
     "read_manifest",
     "write_manifest",
 ]

@@ -18,6 +18,7 @@ from toolsight.metrics.cost import PriceTable
 from toolsight.report import tables as T
 from toolsight.report.export import BASE_COLUMNS, CsvSink, tag_columns
 from toolsight.report.plots import PLOTS, write_plots
+from toolsight.report.safe import csv_cell
 
 FORMATS = ("md", "html", "json", "csv")
 
@@ -65,18 +66,29 @@ def _warnings(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting: st
     return w
 
 
+def _code(text: str) -> str:
+    """A markdown code span that survives backticks in the text (a fence longer than any run in it)."""
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _run_line(m: RunMetrics, md: bool = True) -> str:
     kinds = ", ".join(f"{k}: {v}" for k, v in m.error_kinds.items())
     errs = f"{m.n_errors} run error(s)" + (f" ({kinds})" if kinds else "")
-    q = "`" if md else ""
-    return (f"{q}{m.run_dir}{q} — {m.model} · {m.setting} · {m.benchmark}: {m.n_records} records, "
-            f"{m.n_scored} scored, {errs}, {m.n_score_errors} score error(s); scores from {m.scores_source}")
+    e = T.md_escape if md else str  # HTML is escaped by the template
+    return (f"{_code(m.run_dir) if md else m.run_dir} — {e(m.model)} · {e(m.setting)} · {e(m.benchmark)}: {m.n_records} records, "
+            f"{m.n_scored} scored, {errs}, {m.n_score_errors} score error(s); scores from {e(m.scores_source)}")
 
 
 def _markdown(metrics: Sequence[RunMetrics], tabs: list[T.Table], warnings: list[str],
               plots: list[Path], out_dir: Path | None) -> str:
     lines = ["# toolsight report", "", "Runs:", ""] + [f"- {_run_line(m)}" for m in metrics] + [""]
-    lines += [f"> warning: {w}" for w in warnings]
+    lines += [f"> warning: {T.md_escape(w)}" for w in warnings]
     if warnings:
         lines.append("")
     for t in tabs:
@@ -107,15 +119,16 @@ def _csv(tabs: list[T.Table]) -> str:
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({c: ("" if r.get(c) is None else r.get(c)) for c in cols})
+        w.writerow({c: csv_cell(r.get(c)) for c in cols})
     return buf.getvalue()
 
 
-def _json(metrics: Sequence[RunMetrics], tabs: list[T.Table], warnings: list[str]) -> str:
+def _json(metrics: Sequence[RunMetrics], tabs: list[T.Table], warnings: list[str], plots: list[Path]) -> str:
     doc: dict[str, Any] = {
         "runs": [m.model_dump(mode="json") for m in metrics],
         "tables": {t.title: T.to_rows(t) for t in tabs},
         "warnings": warnings,
+        "plots": [p.name for p in plots],
     }
     return json.dumps(doc, indent=2)
 
@@ -164,7 +177,8 @@ def build_report(
     warnings = _warnings(metrics, by, base_setting)
     made: list[Path] = []
     tmp_dir: Path | None = None
-    if plots and fmt in ("md", "html") and (out is not None or fmt == "html"):
+    # with --out every format gets its plots (docs/reports.md); without, only HTML can embed them
+    if plots and (out is not None or fmt == "html"):
         import tempfile
 
         target = out if out is not None else Path(tempfile.mkdtemp(prefix="toolsight-plots-"))
@@ -176,7 +190,7 @@ def build_report(
         elif fmt == "html":
             text = _html(metrics, tabs, warnings, made, out)
         elif fmt == "json":
-            text = _json(metrics, tabs, warnings)
+            text = _json(metrics, tabs, warnings, made)
         else:
             text = _csv(tabs)
     finally:

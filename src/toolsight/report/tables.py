@@ -77,7 +77,8 @@ def _rank(table: Table) -> None:
         if len(table.rows) < 2 or not vals:
             continue
         best = vals[0]
-        second = vals[1] if len(vals) > 1 else None
+        # "second best" only when something ranks below it: with two values the second is the worst
+        second = vals[1] if len(vals) > 2 else None
         for _, cells in table.rows:
             c = cells[ci]
             if c.value is None:
@@ -265,8 +266,20 @@ def agreement_table(metrics: Sequence[RunMetrics]) -> Table | None:
 
 
 # ---- rendering ---------------------------------------------------------------------------------
+_MD_SPECIAL = str.maketrans({
+    "|": "\\|", "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_",
+    "<": "&lt;", ">": "&gt;", "&": "&amp;", "\n": " ", "\r": " ",
+})
+
+
+def md_escape(s: str) -> str:
+    """Text for a markdown table cell: no markup, HTML or line break from a model- or tool-supplied string."""
+    # `[text](url)` and `![alt](src)` need "](": breaking it keeps brackets readable in "[95% CI]"
+    return s.translate(_MD_SPECIAL).replace("](", "]\\(")
+
+
 def _md_escape(s: str) -> str:
-    return s.replace("|", "\\|")
+    return md_escape(s)
 
 
 def to_markdown(t: Table) -> str:
@@ -311,8 +324,15 @@ def to_rows(t: Table) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     for keys, cells in t.rows:
         for col, c in zip(t.columns, cells, strict=True):
+            # a "%" column holds percentages here too, as its name (and the md/html text) says
+            scale = 100.0 if col.percent else 1.0
             out.append({
                 "table": t.title, **dict(zip(t.key_columns, keys, strict=True)), "column": col.name,
-                "value": c.value, "lo": c.lo, "hi": c.hi, "delta": c.delta, "mark": c.mark,
+                "value": _scaled(c.value, scale), "lo": _scaled(c.lo, scale), "hi": _scaled(c.hi, scale),
+                "delta": _scaled(c.delta, scale), "mark": c.mark,
             })
     return out
+
+
+def _scaled(x: float | None, scale: float) -> float | None:
+    return None if x is None else round(x * scale, 10)
