@@ -6,9 +6,11 @@ import base64
 import csv
 import io
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -47,6 +49,35 @@ def report_tables(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting
     if agree is not None:
         out.append(agree)
     return out
+
+
+def _viewer_url(run_dir: str, out_dir: Path | None) -> str:
+    """Where `toolsight view RUN` writes the run's index: relative to the report when it is
+    written to a folder, else an absolute file URL."""
+    index = Path(run_dir).resolve() / "viewer" / "index.html"
+    if out_dir is not None:
+        return Path(os.path.relpath(index, out_dir.resolve())).as_posix()
+    return index.as_uri()
+
+
+def _link_rows(tabs: list[T.Table], metrics: Sequence[RunMetrics], out_dir: Path | None) -> None:
+    """Link each run row to its trace viewer; a group column to the list filtered by that group,
+    the Errors column to the run's errors (the viewer keeps filters in the URL hash)."""
+    for t in tabs:
+        for r, m in enumerate(metrics):
+            base = _viewer_url(m.run_dir, out_dir)
+            t.links[(r, -1)] = base
+            for ci, col in enumerate(t.columns):
+                query: dict[str, str] = {}
+                if t.title == "Score" and col.name == "Errors":
+                    query = {"status": "error"}
+                elif t.group_key is not None and col.name != "Overall":
+                    keys = [k.strip() for k in t.group_key.split("+")]
+                    vals = col.name.split(" / ") if len(keys) > 1 else [col.name]
+                    if len(vals) == len(keys):
+                        query = dict(zip(keys, vals, strict=True))
+                if query:
+                    t.links[(r, ci)] = base + "#" + urlencode(query, quote_via=quote)
 
 
 def _warnings(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting: str | None) -> list[str]:
@@ -174,6 +205,8 @@ def build_report(
         if sink is not None:
             sink.close()
     tabs = report_tables(metrics, by, base_setting, metric)
+    if fmt == "html":
+        _link_rows(tabs, metrics, out)
     warnings = _warnings(metrics, by, base_setting)
     made: list[Path] = []
     tmp_dir: Path | None = None
