@@ -232,8 +232,7 @@ def view(
         index = build()
         out.print(f"viewer: {index}", highlight=False, soft_wrap=True)
         if serve:
-            viewer.serve(index.parent, port, rebuild=build, watch=run_dirs,
-                         runs=run_dirs if len(run_dirs) > 1 else ())
+            viewer.serve(index.parent, port, rebuild=build, watch=run_dirs)
     except (ValueError, OSError, ToolsightError, ViewerError) as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)  # one line, even in a pipe
         raise typer.Exit(1) from None

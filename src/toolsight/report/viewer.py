@@ -365,21 +365,17 @@ def build_viewer(
     return index
 
 
-def _site_root(directory: Path, runs: Sequence[Path] = ()) -> tuple[Path, str]:
-    """The folder to serve and the index URL path: the run dir when the site is inside one (so
-    linked images resolve), or the common folder of the site and `runs`."""
+def _site_root(directory: Path) -> tuple[Path, str]:
+    """The folder to serve (the run dir when the site is inside one, so linked images resolve;
+    never more than that) and the index URL path."""
     d = directory.resolve()
-    if runs:
-        root = Path(os.path.commonpath([d, *(r.resolve() for r in runs)]))
-        return root, Path(os.path.relpath(d / INDEX, root)).as_posix()
     for parent in [d, *d.parents]:
         if (parent / "manifest.json").is_file():
             return parent, Path(os.path.relpath(d / INDEX, parent)).as_posix()
     return d, INDEX
 
 
-def make_server(path: Path | str, port: int = DEFAULT_PORT,
-                runs: Sequence[Path] = ()) -> tuple[http.server.ThreadingHTTPServer, str]:
+def make_server(path: Path | str, port: int = DEFAULT_PORT) -> tuple[http.server.ThreadingHTTPServer, str]:
     """A 127.0.0.1 HTTP server for a site folder (or a run dir: builds its viewer); returns it and the URL.
 
     A taken port raises `ViewerError` with one line naming the port and the fix.
@@ -387,20 +383,19 @@ def make_server(path: Path | str, port: int = DEFAULT_PORT,
     p = Path(path)
     if (p / "manifest.json").is_file() and not (p / INDEX).is_file():
         p = build_viewer(p).parent
-    root, index = _site_root(p, runs)
+    root, index = _site_root(p)
     server = make_site_server(root, port)
     return server, f"http://127.0.0.1:{server.server_address[1]}/{index}"
 
 
 def serve(path: Path | str, port: int = DEFAULT_PORT, background: bool = False,
-          rebuild: Any = None, watch: Sequence[Path] = (), runs: Sequence[Path] = ()
-          ) -> http.server.ThreadingHTTPServer:
+          rebuild: Any = None, watch: Sequence[Path] = ()) -> http.server.ThreadingHTTPServer:
     """Serve a viewer site on 127.0.0.1:`port` (blocks unless `background`).
 
     With `rebuild` (a no-argument callable) and `watch` (run directories), the site is rebuilt
     whenever a watched records.jsonl changes, and open index pages reload themselves.
     """
-    server, url = make_server(path, port, runs)
+    server, url = make_server(path, port)
     watcher = RecordsWatcher(watch, rebuild).start() if rebuild is not None and watch else None
     live = " · live: rebuilds as records arrive" if watcher is not None else ""
     print(f"serving {url} (Ctrl-C to stop){live}", flush=True)
