@@ -233,24 +233,40 @@ def report_cmd(
 
 @app.command()
 def view(
-    run_dir: Annotated[Path, typer.Argument(help="a run directory")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="a run directory; two or more: compare them side by side")],
     out_dir: Annotated[Path | None, typer.Option("--out", help="where to write the site (default RUN/viewer)")] = None,
-    serve: Annotated[bool, typer.Option(help="serve it on 127.0.0.1 after building")] = False,
-    port: Annotated[int, typer.Option()] = 8765,
+    serve: Annotated[bool, typer.Option(help="serve on 127.0.0.1 and rebuild live while records arrive")] = False,
+    port: Annotated[int, typer.Option(help="port for --serve (0 = any free port)")] = 8780,
     scores: Annotated[str | None, typer.Option(help="show scores-NAME.jsonl instead of the records' scores")] = None,
+    prices: Annotated[Path | None, typer.Option(help="JSON price table: cost in the summary")] = None,
 ) -> None:
-    """Build a static HTML trace viewer for a run."""
-    if not (run_dir / "manifest.json").is_file():
-        raise _fail(f"{run_dir} is not a run directory (no manifest.json)")
+    """Build an HTML trace viewer for a run (or a side-by-side comparison of several runs)."""
+    for d in run_dirs:
+        if not (d / "manifest.json").is_file():
+            raise _fail(f"{d} is not a run directory (no manifest.json)")
     from toolsight.report import viewer
+    from toolsight.report.viewer_serve import ViewerError
+
+    def build() -> Path:
+        price_table = None
+        if prices is not None:
+            from toolsight.metrics.cost import load_prices
+
+            price_table = load_prices(prices)
+        if len(run_dirs) > 1:
+            from toolsight.report.viewer_compare import build_compare
+
+            return build_compare(run_dirs, out_dir, scores=scores, prices=price_table)
+        return viewer.build_viewer(run_dirs[0], out_dir, scores=scores, prices=price_table)
 
     try:
-        index = viewer.build_viewer(run_dir, out_dir, scores=scores)
-    except (ValueError, OSError) as exc:
-        raise _fail(str(exc)) from None
-    out.print(f"viewer: {index}")
-    if serve:
-        viewer.serve(index.parent, port)
+        index = build()
+        out.print(f"viewer: {index}", highlight=False, soft_wrap=True)
+        if serve:
+            viewer.serve(index.parent, port, rebuild=build, watch=run_dirs)
+    except (ValueError, OSError, ToolsightError, ViewerError) as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)  # one line, even in a pipe
+        raise typer.Exit(1) from None
 
 
 @list_app.command("benchmarks")

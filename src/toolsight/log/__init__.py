@@ -9,10 +9,13 @@ from toolsight.log.files import (
     RECORDS,
     RunLogError,
     finished_ids,
+    iter_latest_records,
     iter_record_dicts,
     iter_records,
+    latest_offsets,
     latest_records,
     read_manifest,
+    read_record_at,
     write_manifest,
 )
 from toolsight.log.manifest import MANIFEST_SCHEMA_VERSION, DatasetInfo, Manifest
@@ -45,9 +48,12 @@ __all__ = [
     "TurnResult",
     "Usage",
     "finished_ids",
+    "iter_latest_records",
     "iter_record_dicts",
     "iter_records",
+    "latest_offsets",
     "latest_records",
     "read_manifest",
+    "read_record_at",
     "write_manifest",
 ]

@@ -119,6 +119,90 @@ def latest_records(run_dir: Path, file: str = RECORDS) -> list[Record]:
     return list(latest.values())
 
 
+_TASK_ID = '"task_id":'
+
+
+def _line_task_id(line: str, dec: json.JSONDecoder) -> str | None:
+    """The record's task id, read without parsing the whole line (records put it first or second)."""
+    at = line.find(_TASK_ID)
+    if at >= 0:
+        rest = at + len(_TASK_ID)
+        while rest < len(line) and line[rest] == " ":
+            rest += 1
+        try:
+            value, _ = dec.raw_decode(line, rest)
+        except ValueError:
+            value = None
+        if isinstance(value, str):
+            return value
+    try:  # an unusual key order: parse the line
+        data = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return str(data["task_id"]) if isinstance(data, dict) and "task_id" in data else None
+
+
+def latest_offsets(run_dir: Path, file: str = RECORDS) -> dict[str, int]:
+    """task id -> byte offset of its last complete record line (tasks in order of first appearance).
+
+    Cheap (the task id is read without parsing the record), so a reader can stream one record per
+    task (`iter_latest_records`) or fetch one task's record (`read_record_at`) without holding the run.
+    """
+    path = run_dir / file
+    out: dict[str, int] = {}
+    if not path.is_file():
+        return out
+    dec = json.JSONDecoder()
+    offset = 0
+    with path.open("rb") as fh:
+        for raw in fh:
+            start, offset = offset, offset + len(raw)
+            if not raw.endswith(b"\n"):
+                break  # a torn last line (a killed run's)
+            line = raw.decode("utf-8", errors="replace")
+            if not line.strip():
+                continue
+            tid = _line_task_id(line, dec)
+            if tid is not None:
+                out[tid] = start
+    return out
+
+
+def read_record_at(run_dir: Path, offset: int, file: str = RECORDS) -> Record | None:
+    """The record on the line starting at `offset` (from `latest_offsets`), or None if unreadable."""
+    with (run_dir / file).open("rb") as fh:
+        fh.seek(offset)
+        line = fh.readline().decode("utf-8", errors="replace")
+    try:
+        data = json.loads(line)
+        return Record.model_validate(upgrade_record(data)) if isinstance(data, dict) else None
+    except ValueError:
+        return None
+
+
+def iter_latest_records(run_dir: Path, file: str = RECORDS) -> Iterator[Record]:
+    """Stream the last record of each task (as `latest_records`, but one record in memory at a time).
+
+    Records come in file order of their last line; a superseded record (a task re-run on resume)
+    is skipped without being parsed.
+    """
+    keep = set(latest_offsets(run_dir, file).values())
+    if not keep:
+        return
+    offset = 0
+    with (run_dir / file).open("rb") as fh:
+        for raw in fh:
+            start, offset = offset, offset + len(raw)
+            if start not in keep:
+                continue
+            try:
+                data = json.loads(raw.decode("utf-8", errors="replace"))
+                if isinstance(data, dict):
+                    yield Record.model_validate(upgrade_record(data))
+            except ValueError:
+                continue
+
+
 def finished_ids(run_dir: Path, file: str = RECORDS) -> set[str]:
     """Ids of tasks with at least one complete record."""
     return {str(d.get("task_id")) for d in iter_record_dicts(run_dir, file)}

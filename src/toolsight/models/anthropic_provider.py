@@ -27,6 +27,7 @@ from toolsight.models.base import (
     ToolCall,
     Usage,
 )
+from toolsight.models.task_context import task_headers
 from toolsight.tools.base import ToolSpec
 
 KEY_VARS = ("ANTHROPIC_API_KEY",)
@@ -129,7 +130,8 @@ class AnthropicModel(Model):
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         args = self.request_args(messages, tools, config)
-        request = self.client().messages.create(**args, timeout=config.timeout)
+        request = self.client().messages.create(
+            **args, timeout=config.timeout, extra_headers=task_headers() or None)
         resp = await stainless_call(self.name, anthropic, request, config.timeout, KEY_VARS[0])
         return self.parse(resp)
 

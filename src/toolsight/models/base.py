@@ -24,6 +24,7 @@ from toolsight.log.messages import TextPart as TextPart
 from toolsight.log.messages import ToolCall as ToolCall
 from toolsight.log.messages import Usage as Usage
 from toolsight.log.toolspec import ToolSpec
+from toolsight.models.task_context import set_current_task
 from toolsight.tasks.schema import Task
 
 
@@ -93,7 +94,12 @@ class Model(ABC):
         ...
 
     def for_task(self, task: Task) -> Model:
-        """The model to use for one task. Baselines that need the task (reference, random) override it."""
+        """The model to use for one task. Baselines that need the task (reference, random) override it.
+
+        Called by the runner in the task's own context: it also marks the task as current, so
+        providers send its id with every request (`task_context.task_headers`).
+        """
+        set_current_task(task.id)
         return self
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook

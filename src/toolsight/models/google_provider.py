@@ -32,6 +32,7 @@ from toolsight.models.base import (
     ToolCall,
     Usage,
 )
+from toolsight.models.task_context import task_headers
 from toolsight.tools.base import ToolSpec
 
 KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -156,6 +157,8 @@ class GoogleModel(Model):
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         system, contents = to_wire(messages)
         cfg = self.request_config(system, contents, tools, config)
+        if task_hdr := task_headers():  # per-request header naming the task (the scripted server keys on it)
+            cfg["http_options"]["headers"] = task_hdr
         try:
             resp = await asyncio.wait_for(
                 self.client().aio.models.generate_content(model=self.model_id, contents=".",

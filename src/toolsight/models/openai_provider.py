@@ -24,6 +24,7 @@ from toolsight.models.base import (
     ToolCall,
     Usage,
 )
+from toolsight.models.task_context import task_headers
 from toolsight.tools.base import ToolSpec
 
 KEY_VARS = ("OPENAI_API_KEY",)
@@ -123,7 +124,8 @@ class OpenAIModel(Model):
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         args = self.request_args(messages, tools, config)
-        request = self.client().chat.completions.create(**args, timeout=config.timeout)
+        request = self.client().chat.completions.create(
+            **args, timeout=config.timeout, extra_headers=task_headers() or None)
         resp = await stainless_call(self.name, openai, request, config.timeout, KEY_VARS[0])
         return self.parse(resp)
 

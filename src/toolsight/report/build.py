@@ -6,9 +6,11 @@ import base64
 import csv
 import io
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -19,6 +21,7 @@ from toolsight.metrics.views import TaskView
 from toolsight.report import tables as T
 from toolsight.report.export import BASE_COLUMNS, CsvSink, tag_columns
 from toolsight.report.plots import PLOTS, write_plots
+from toolsight.report.safe import csv_cell
 
 FORMATS = ("md", "html", "json", "csv")
 
@@ -72,6 +75,35 @@ def report_tables(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting
     return out
 
 
+def _viewer_url(run_dir: str, out_dir: Path | None) -> str:
+    """Where `toolsight view RUN` writes the run's index: relative to the report when it is
+    written to a folder, else an absolute file URL."""
+    index = Path(run_dir).resolve() / "viewer" / "index.html"
+    if out_dir is not None:
+        return Path(os.path.relpath(index, out_dir.resolve())).as_posix()
+    return index.as_uri()
+
+
+def _link_rows(tabs: list[T.Table], metrics: Sequence[RunMetrics], out_dir: Path | None) -> None:
+    """Link each run row to its trace viewer; a group column to the list filtered by that group,
+    the Errors column to the run's errors (the viewer keeps filters in the URL hash)."""
+    for t in tabs:
+        for r, m in enumerate(metrics):
+            base = _viewer_url(m.run_dir, out_dir)
+            t.links[(r, -1)] = base
+            for ci, col in enumerate(t.columns):
+                query: dict[str, str] = {}
+                if t.title == "Score" and col.name == "Errors":
+                    query = {"status": "error"}
+                elif t.group_key is not None and col.name != "Overall":
+                    keys = [k.strip() for k in t.group_key.split("+")]
+                    vals = col.name.split(" / ") if len(keys) > 1 else [col.name]
+                    if len(vals) == len(keys):
+                        query = dict(zip(keys, vals, strict=True))
+                if query:
+                    t.links[(r, ci)] = base + "#" + urlencode(query, quote_via=quote)
+
+
 def _warnings(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting: str | None) -> list[str]:
     w: list[str] = []
     for tag in by:
@@ -89,18 +121,29 @@ def _warnings(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting: st
     return w
 
 
+def _code(text: str) -> str:
+    """A markdown code span that survives backticks in the text (a fence longer than any run in it)."""
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _run_line(m: RunMetrics, md: bool = True) -> str:
     kinds = ", ".join(f"{k}: {v}" for k, v in m.error_kinds.items())
     errs = f"{m.n_errors} run error(s)" + (f" ({kinds})" if kinds else "")
-    q = "`" if md else ""
-    return (f"{q}{m.run_dir}{q} — {m.model} · {m.setting} · {m.benchmark}: {m.n_records} records, "
-            f"{m.n_scored} scored, {errs}, {m.n_score_errors} score error(s); scores from {m.scores_source}")
+    e = T.md_escape if md else str  # HTML is escaped by the template
+    return (f"{_code(m.run_dir) if md else m.run_dir} — {e(m.model)} · {e(m.setting)} · {e(m.benchmark)}: {m.n_records} records, "
+            f"{m.n_scored} scored, {errs}, {m.n_score_errors} score error(s); scores from {e(m.scores_source)}")
 
 
 def _markdown(metrics: Sequence[RunMetrics], tabs: list[T.Table], warnings: list[str],
               plots: list[Path], out_dir: Path | None) -> str:
     lines = ["# toolsight report", "", "Runs:", ""] + [f"- {_run_line(m)}" for m in metrics] + [""]
-    lines += [f"> warning: {w}" for w in warnings]
+    lines += [f"> warning: {T.md_escape(w)}" for w in warnings]
     if warnings:
         lines.append("")
     for t in tabs:
@@ -131,15 +174,16 @@ def _csv(tabs: list[T.Table]) -> str:
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({c: ("" if r.get(c) is None else r.get(c)) for c in cols})
+        w.writerow({c: csv_cell(r.get(c)) for c in cols})
     return buf.getvalue()
 
 
-def _json(metrics: Sequence[RunMetrics], tabs: list[T.Table], warnings: list[str]) -> str:
+def _json(metrics: Sequence[RunMetrics], tabs: list[T.Table], warnings: list[str], plots: list[Path]) -> str:
     doc: dict[str, Any] = {
         "runs": [m.model_dump(mode="json") for m in metrics],
         "tables": {t.title: T.to_rows(t) for t in tabs},
         "warnings": warnings,
+        "plots": [p.name for p in plots],
     }
     return json.dumps(doc, indent=2)
 
@@ -231,10 +275,13 @@ def build_report(
         if sink is not None:
             sink.close()
     tabs = report_tables(metrics, [] if layout else by, base_setting, metric, layout)
+    if fmt == "html":
+        _link_rows(tabs, metrics, out)
     warnings = _warnings(metrics, [] if layout else by, base_setting)
     made: list[Path] = []
     tmp_dir: Path | None = None
-    if plots and fmt in ("md", "html") and (out is not None or fmt == "html"):
+    # with --out every format gets its plots (docs/reports.md); without, only HTML can embed them
+    if plots and (out is not None or fmt == "html"):
         import tempfile
 
         target = out if out is not None else Path(tempfile.mkdtemp(prefix="toolsight-plots-"))
@@ -246,7 +293,7 @@ def build_report(
         elif fmt == "html":
             text = _html(metrics, tabs, warnings, made, out)
         elif fmt == "json":
-            text = _json(metrics, tabs, warnings)
+            text = _json(metrics, tabs, warnings, made)
         else:
             text = _csv(tabs)
     finally:

@@ -11,6 +11,7 @@ from typing import Any
 
 from toolsight.log.files import RECORDS
 from toolsight.metrics.views import TaskView, iter_views
+from toolsight.report.safe import csv_cell
 
 BASE_COLUMNS = [
     "run_dir", "benchmark", "model", "setting", "task_id", "turn_type", "n_turns", "error", "score_error",
@@ -74,7 +75,7 @@ class CsvSink:
 
     def __call__(self, v: TaskView) -> None:
         r = view_row(self.run_dir, v)
-        self._w.writerow({c: ("" if r.get(c) is None else r.get(c)) for c in self.columns})
+        self._w.writerow({c: csv_cell(r.get(c)) for c in self.columns})
 
     def close(self) -> None:
         self._fh.close()
