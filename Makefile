@@ -11,7 +11,7 @@ PYTHON ?= python3
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -U pip
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,sandbox-libs]'
 	@touch $(STAMP)
 
 # Debian's chromium drives the HTML viewer tests; installed only when missing and we are root.
