@@ -157,7 +157,7 @@ def test_interpreter_stateful_keeps_variables_and_closes(tmp_path: Path) -> None
                await box.call("python_interpreter", {"code": "open('/etc/passwd').read()"})]
         session = box.state["python_interpreter.session"]
         await box.aclose()
-        assert session._srv is None
+        assert session.session is not None and session.session._srv is None
         return out
 
     r = asyncio.run(go())

@@ -444,7 +444,7 @@ class SandboxSession:
                                                   "the interpreter state is lost", limit="server_timeout",
                                   server_restarted=True)
             self.last_frame = frame
-            res = to_result(frame, self.limits)
+            res = to_result(frame, self.limits.model_copy(update={"wall_s": wall}))
             if frame.get("session_dead"):
                 srv.session_open = False
                 res.error = (res.error or "the interpreter process ended") + \
