@@ -234,14 +234,6 @@ def test_kill_and_ptrace_of_the_server_are_denied(pool: SandboxPool, ws: Path, i
         os.kill(int(before), 0)  # the first server is still alive
 
 
-def test_kill_minus_one_is_not_risked(iso: dict[str, Any]) -> None:
-    reason = ("os.kill(-1, SIGKILL) would kill every process of this user on the shared host if a layer "
-              "failed; it is expected to be stopped by the Landlock signal scope (checked by the kill test) "
-              "but is not run here")
-    print("SKIP:", reason)
-    pytest.skip(reason)
-
-
 def test_raising_rlimits_is_denied(pool: SandboxPool, ws: Path) -> None:
     code = (
         "import resource\n"
