@@ -11,9 +11,16 @@ import pytest
 from sandboxkit import need
 
 from toolsight.tools import sandbox
-from toolsight.tools.sandbox import ExecResult, ForkServerBackend, Limits, Sandbox, SandboxBackend, WorkspaceError
+from toolsight.tools.sandbox import (
+    ExecResult,
+    ForkServerBackend,
+    Limits,
+    Sandbox,
+    SandboxBackend,
+    WorkspaceError,
+)
 
-CORPUS = Path(__file__).with_name("seccomp_corpus.py")
+CORPUS = Path(__file__).with_name("seccomp_corpus.txt")  # a snippet run in the sandbox, not a module
 
 
 def test_sandbox_interface_runs_reads_and_writes(ws: Path) -> None:

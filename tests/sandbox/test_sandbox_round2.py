@@ -17,7 +17,6 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import pytest
 from sandboxkit import need
 
 from toolsight.tools import sandbox

@@ -21,7 +21,17 @@ import socket
 import stat
 import struct
 import time
-from _syscalls import IOCTL_ALLOWED, SYSCALLS_ALLOWED, SYSCALLS_ENOSYS, SYSCALLS_ENOTSUP
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # mypy's view; at run time the server has put this directory on sys.path
+    from toolsight.tools.sandbox._syscalls import (
+        IOCTL_ALLOWED,
+        SYSCALLS_ALLOWED,
+        SYSCALLS_ENOSYS,
+        SYSCALLS_ENOTSUP,
+    )
+else:
+    from _syscalls import IOCTL_ALLOWED, SYSCALLS_ALLOWED, SYSCALLS_ENOSYS, SYSCALLS_ENOTSUP
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 LIBC.syscall.restype = ctypes.c_long

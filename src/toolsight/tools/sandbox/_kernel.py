@@ -138,7 +138,7 @@ class Kernel:
 
         cap = self.cap = _Capture(text_cap, image_cap, max_images)
 
-        class Publisher(DisplayPublisher):  # type: ignore[misc]
+        class Publisher(DisplayPublisher):
             def publish(self, data: dict[str, Any], metadata: Any = None, source: Any = None, *,
                         transient: Any = None, update: bool = False, **kw: Any) -> None:
                 cap.rich("display_data", data)
@@ -146,7 +146,7 @@ class Kernel:
             def clear_output(self, wait: bool = False) -> None:
                 return None
 
-        class Hook(DisplayHook):  # type: ignore[misc]
+        class Hook(DisplayHook):
             def start_displayhook(self) -> None:
                 return None
 
@@ -159,7 +159,7 @@ class Kernel:
             def finish_displayhook(self) -> None:
                 return None
 
-        class Shell(InteractiveShell):  # type: ignore[misc]
+        class Shell(InteractiveShell):
             def enable_gui(self, gui: Any = None) -> None:
                 return None
 
@@ -181,9 +181,10 @@ class Kernel:
         cfg.InteractiveShell.cache_size = 1000
         # the singleton: IPython.display.display() and the traceback's "Cell In[n]" labels look it up
         self.shell = Shell.instance(config=cfg, displayhook_class=Hook, display_pub_class=Publisher)
-        self.shell.enable_matplotlib("inline")
+        self.shell.enable_matplotlib("inline")  # type: ignore[no-untyped-call]
         # Jupyter (matplotlib-inline) defaults: PNG figures at 72 dpi... as a notebook shows them
-        self.shell.run_cell("import numpy as np\nimport cv2\nimport matplotlib.pyplot as plt\n"
+        self.shell.run_cell(  # type: ignore[no-untyped-call]
+            "import numpy as np\nimport cv2\nimport matplotlib.pyplot as plt\n"
                             "from PIL import Image as PILImage\n", store_history=False, silent=True)
         self.shell.execution_count = 1
         self._patch_cv2()
@@ -208,7 +209,7 @@ class Kernel:
         self.cap.reset(count)
         ok = True
         try:
-            result = self.shell.run_cell(code, store_history=True)
+            result = self.shell.run_cell(code, store_history=True)  # type: ignore[no-untyped-call]
             ok = bool(result.success) and self.error is None
             if result.error_before_exec is not None and self.error is None:
                 exc = result.error_before_exec

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 PRELOADED: dict[str, Any] = {}
 
@@ -88,7 +88,10 @@ def preload(profile: str) -> Any:
                 continue
         PRELOADED[name] = lazy
     if profile == "kernel":
-        from _kernel import Kernel
+        if TYPE_CHECKING:
+            from toolsight.tools.sandbox._kernel import Kernel
+        else:
+            from _kernel import Kernel
 
         return Kernel()
     return None

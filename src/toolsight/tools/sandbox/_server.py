@@ -38,9 +38,9 @@ from typing import Any
 
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's directory out
 
-import _confine as cf  # noqa: E402
-from _preload import PRELOADED, preload  # noqa: E402
-from _workspace import WATCH_MASK, CopyBack, Inotify  # noqa: E402
+import _confine as cf
+from _preload import PRELOADED, preload
+from _workspace import WATCH_MASK, CopyBack, Inotify
 
 OUT_CAP_DEFAULT = 64 * 1024
 REPORT_MAX = 1 << 20
@@ -109,7 +109,10 @@ class Server:
         self.is_root = os.geteuid() == 0
         # each layer can be switched off ({"<layer>": false}) to test the degraded path and to measure
         # its cost; a switched-off layer is reported as missing
-        on = lambda k: bool(config.get(k, True))  # noqa: E731
+
+        def on(key: str) -> bool:
+            return bool(config.get(key, True))
+
         self.abi = cf.landlock_abi() if on("landlock") else 0
         try:
             with open("/proc/sys/kernel/cap_last_cap") as fh:
@@ -354,7 +357,8 @@ class Server:
                 raise
             if val.get("kind") == "setup" and "setup" not in state:
                 state["setup"] = True
-                kinds = val.get("fds") if isinstance(val.get("fds"), list) else []
+                raw_kinds = val.get("fds")
+                kinds: list[Any] = raw_kinds if isinstance(raw_kinds, list) else []
                 for kind, fd in zip(kinds, fds, strict=False):
                     if kind == "inotify" and "inotify" not in state:
                         state["inotify"] = Inotify(fd)
