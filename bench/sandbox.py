@@ -1,12 +1,15 @@
 """Sandbox speed: in-process exec (the floor), a cold python subprocess, and the sandbox, in one run.
 
 Two snippets: a trivial `print(1)` and "load a 1024x1024 PNG, crop 800x800, rotate 30 degrees, save PNG".
-Prints medians and the ratios against the issue-3 targets, for back-to-back calls and for calls spaced
-by an untimed pause (as in an agent loop, where the server forks and pre-faults the next child meanwhile):
+Prints medians and the ratios against the targets, for back-to-back calls and for calls spaced
+by an untimed pause (as in an agent loop, where the server forks and prepares the next child meanwhile):
   sandbox overhead on the trivial snippet <= 10 ms; sandbox <= 1.15 x the floor on the image snippet;
   sandbox >= 1.8 x faster than the cold subprocess.
+Then the cost of each layer (uid switch, namespaces, tmpfs workspace, cgroups, seccomp, Landlock): the
+trivial and image snippets, spaced, with all layers on and with that one layer switched off, measured
+round-robin in the same run.
 
-    .venv/bin/python bench/sandbox.py [--runs 20]
+    .venv/bin/python bench/sandbox.py [--runs 20] [--layer-runs 15]
 """
 
 from __future__ import annotations
@@ -88,6 +91,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--cold-runs", type=int, default=10)
+    ap.add_argument("--layer-runs", type=int, default=15)
     ap.add_argument("--gap-ms", type=float, default=100.0,
                     help="untimed pause before each 'spaced' sandbox call (an agent loop waits for the model)")
     args = ap.parse_args()
@@ -157,6 +161,52 @@ def main() -> None:
               f"{verdict(speedup_i >= 1.8)}")
         print(f"  trivial: cold subprocess / sandbox    {speedup_t:6.2f} x    (same target)      "
               f"{verdict(speedup_t >= 1.8)}")
+    if args.layer_runs > 0:
+        layer_costs(ws, args.layer_runs, gap)
+
+
+LAYERS = {
+    "all layers": {},
+    "- uid switch": {"uid": False},
+    "- mount ns + tmpfs": {"mountns": False},
+    "- tmpfs workspace": {"tmpfs": False},
+    "- net namespace": {"netns": False},
+    "- ipc namespace": {"ipcns": False},
+    "- memory cgroup": {"cgroup_memory": False},
+    "- all cgroups": {"cgroup": False},
+    "- seccomp": {"seccomp": False},
+    "- Landlock": {"landlock": False},
+}
+
+
+def layer_costs(ws: Path, runs: int, gap: float) -> None:
+    """Each layer's cost: spaced calls with every layer, and with one layer off (interleaved)."""
+    pools = {name: sandbox.SandboxPool(size=1, config=cfg) for name, cfg in LAYERS.items()}
+    try:
+        for p in pools.values():
+            p.warm(1)
+        samples: dict[tuple[str, str], list[float]] = {}
+        for _ in range(runs):
+            for label, code in (("trivial", TRIVIAL), ("image", IMAGE)):
+                for name, p in pools.items():
+                    time.sleep(gap)
+                    t0 = time.perf_counter()
+                    res = p.run(code, ws)
+                    samples.setdefault((name, label), []).append(time.perf_counter() - t0)
+                    if not res.ok:
+                        raise SystemExit(f"{name}: {res.error}")
+        base_t = med_ms(samples[("all layers", "trivial")])
+        base_i = med_ms(samples[("all layers", "image")])
+        print(f"\nper-layer cost (spaced calls, median ms; cost = all layers - without that layer; {runs} runs)")
+        print(f"{'configuration':<22} {'trivial':>9} {'cost':>7} {'image':>9} {'cost':>7}")
+        for name in LAYERS:
+            t, i = med_ms(samples[(name, "trivial")]), med_ms(samples[(name, "image")])
+            ct = "" if name == "all layers" else f"{base_t - t:+7.1f}"
+            ci = "" if name == "all layers" else f"{base_i - i:+7.1f}"
+            print(f"{name:<22} {t:>9.1f} {ct:>7} {i:>9.1f} {ci:>7}")
+    finally:
+        for p in pools.values():
+            p.shutdown()
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sandboxkit import need
 
 from toolsight.tools import sandbox
@@ -430,3 +431,23 @@ def test_cpu_limit_is_the_one_set(ws: Path) -> None:
     res = run("while True:\n    pass", ws, Limits(wall_s=120, cpu_s=1))
     assert not res.ok and res.limit == "cpu_time", res
     assert res.cpu_s is not None and res.cpu_s < 3.0, res.cpu_s  # 1 s soft, 2 s hard: never 10 s
+
+
+def test_every_layer_is_in_force_on_a_root_linux_machine(iso: dict[str, Any]) -> None:
+    """Where every layer can exist (root, Landlock with scopes, cgroup memory), each must be in force:
+    removing any layer from the code makes this fail instead of making the layer's tests skip."""
+    import os as _os
+
+    from toolsight.tools.sandbox import _confine
+
+    have_memcg = any(_os.path.exists(p) for p in ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                                   "/sys/fs/cgroup/cgroup.controllers"))
+    if _os.geteuid() != 0 or _confine.landlock_abi() < 6 or not have_memcg:
+        reason = "not a root Linux machine with Landlock ABI >= 6 and a memory cgroup: layers may be missing"
+        if _os.environ.get("CI"):
+            pytest.fail(reason)
+        print("SKIP:", reason)
+        pytest.skip(reason)
+    missing = {k: v for k, v in iso["layers"].items() if v is not True and k != "session_freezer"}
+    assert not missing and iso["level"] == "full", (missing, iso["warnings"])
+    assert iso["layers"]["session_freezer"] == "cgroup freezer"
