@@ -92,12 +92,17 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--cold-runs", type=int, default=10)
     ap.add_argument("--layer-runs", type=int, default=15)
+    ap.add_argument("--layers-only", action="store_true")
     ap.add_argument("--gap-ms", type=float, default=100.0,
                     help="untimed pause before each 'spaced' sandbox call (an agent loop waits for the model)")
     args = ap.parse_args()
     ws = Path(tempfile.mkdtemp(prefix="toolsight-bench-"))
+    # the floor and the cold subprocess run as the harness user: their own directory, so the files they
+    # write do not become read-only inputs of the sandboxed calls (which run as another uid)
+    host_ws = Path(tempfile.mkdtemp(prefix="toolsight-bench-host-"))
     rng = np.random.default_rng(0)
-    Image.fromarray(rng.integers(0, 255, (1024, 1024, 3), dtype=np.uint8)).save(ws / "in.png")
+    for d in (ws, host_ws):
+        Image.fromarray(rng.integers(0, 255, (1024, 1024, 3), dtype=np.uint8)).save(d / "in.png")
     cv2.setNumThreads(1)  # the sandbox runs OpenCV single-threaded; compare like with like
     pool = sandbox.SandboxPool(size=1)
     t0 = time.perf_counter()
@@ -109,9 +114,14 @@ def main() -> None:
     print(f"server start ('image' profile: numpy, cv2, PIL preloaded): {start_s * 1000:.0f} ms")
     rows: dict[str, dict[str, float]] = {}
     gap = args.gap_ms / 1000
+    if args.layers_only:
+        pool.shutdown()
+        layer_costs(ws, args.layer_runs, gap)
+        return
     try:
         for label, code in (("trivial", TRIVIAL), ("image", IMAGE)):
-            fns = {"floor": in_process(code, ws), "cold": cold(code, ws), "sandbox": in_sandbox(code, ws, pool)}
+            fns = {"floor": in_process(code, host_ws), "cold": cold(code, host_ws),
+                   "sandbox": in_sandbox(code, ws, pool)}
             for fn in fns.values():  # warm-up
                 fn()
             samples: dict[str, list[float]] = {"floor": [], "cold": [], "sandbox": [], "spaced": []}
@@ -182,6 +192,12 @@ LAYERS = {
 def layer_costs(ws: Path, runs: int, gap: float) -> None:
     """Each layer's cost: spaced calls with every layer, and with one layer off (interleaved)."""
     pools = {name: sandbox.SandboxPool(size=1, config=cfg) for name, cfg in LAYERS.items()}
+    dirs: dict[str, Path] = {}
+    ws.chmod(0o755)  # without a mount namespace the sandbox uid must traverse the real path
+    for i, name in enumerate(LAYERS):  # one workspace each: a layer's absence changes file ownership
+        dirs[name] = ws / f"layer{i}"
+        dirs[name].mkdir()
+        (dirs[name] / "in.png").write_bytes((ws / "in.png").read_bytes())
     try:
         for p in pools.values():
             p.warm(1)
@@ -191,7 +207,7 @@ def layer_costs(ws: Path, runs: int, gap: float) -> None:
                 for name, p in pools.items():
                     time.sleep(gap)
                     t0 = time.perf_counter()
-                    res = p.run(code, ws)
+                    res = p.run(code, dirs[name])
                     samples.setdefault((name, label), []).append(time.perf_counter() - t0)
                     if not res.ok:
                         raise SystemExit(f"{name}: {res.error}")

@@ -171,7 +171,7 @@ class Server:
         return n
 
     # ---------------------------------------------------------------- the child, step by step
-    def _prepare(self, report_fd: int, ctrl_fd: int, cgroups: tuple[str, ...]) -> None:
+    def _prepare(self, report_fd: int, ctrl_fd: int, setup_fd: int, cgroups: tuple[str, ...]) -> None:
         """Child, before the request (off the critical path): own session, cgroups, stdio, namespaces."""
         os.setsid()
         cf.LIBC.prctl(cf.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -188,7 +188,8 @@ class Server:
         os.dup2(self.err_fd, 2)
         os.dup2(report_fd, 3)
         os.dup2(ctrl_fd, 4)
-        os.closerange(5, 1 << 16)
+        os.dup2(setup_fd, 5)
+        os.closerange(6, 1 << 16)
         if self.ns_flags:
             cf.unshare(self.ns_flags)
             if self.mountns:
@@ -211,9 +212,12 @@ class Server:
             os.chdir("/")
             cf.LIBC.umount2(b"/.old", cf.MNT_DETACH)
             os.rmdir("/.old")
-            if self.lease:
-                os.chown(workspace, 0, self.lease.group)
-                os.chmod(workspace, 0o1775)
+        if self.lease and not self.tmpfs:
+            # no overlay: the code writes the workspace itself, as the sandbox group (set-gid directory,
+            # group-writable files), and cannot remove what it does not own (sticky)
+            os.chown(workspace, 0, self.lease.group)
+            os.chmod(workspace, 0o3775)
+            os.umask(0o002)
         os.chdir(workspace)
         ino = int(cf.LIBC.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
         fds = []
@@ -222,7 +226,9 @@ class Server:
         if upper >= 0:
             fds.append(upper)
         kinds = (["inotify"] if ino in fds else []) + (["upper"] if upper >= 0 else [])
-        cf.send_fds(3, json.dumps({"kind": "setup", "fds": kinds}).encode(), fds)
+        # on a socket of its own, which the server reads after the call: no extra wake-up on the critical path
+        cf.send_fds(5, json.dumps({"kind": "setup", "fds": kinds}).encode(), fds)
+        os.close(5)
         for fd in (ino, upper):
             if fd >= 0:
                 os.close(fd)
@@ -496,30 +502,37 @@ class Server:
         if self.spare is not None or (not now and (self.session is not None or not self.config.get("prefork", True))):
             return
         parent_sock, child_sock = _report_pair()
+        setup_parent, setup_child = _report_pair()
         ctrl_r, ctrl_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
                 parent_sock.close()
+                setup_parent.close()
                 os.close(ctrl_w)
-                self._prepare(child_sock.fileno(), ctrl_r, ("memory",))
+                self._prepare(child_sock.fileno(), ctrl_r, setup_child.fileno(), ("memory",))
                 if not now:
                     self._prefault(int(self.config.get("prefault_mb", 64)), 4)
                 req = read_frame(4)
                 if req is None:
                     os._exit(0)
+                t_req = time.monotonic()
                 os.close(4)
                 self._enter(req["workspace"], req.get("limits", {}))
+                setup_s = time.monotonic() - t_req
             except BaseException as exc:
                 with contextlib.suppress(Exception):
                     os.write(2, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
                 os._exit(71)
             rep = self._exec(req["code"], self._namespace(req["workspace"]))
+            rep["setup_s"] = round(setup_s, 6)
             self._send_report(rep)
             os._exit(0 if rep.get("ok") else 1)
         child_sock.close()
+        setup_child.close()
         os.close(ctrl_r)
-        self.spare = {"pid": pid, "sock": parent_sock, "ctrl": ctrl_w, "pidfd": os.pidfd_open(pid)}
+        self.spare = {"pid": pid, "sock": parent_sock, "setup": setup_parent, "ctrl": ctrl_w,
+                      "pidfd": os.pidfd_open(pid)}
 
     @staticmethod
     def _prefault(mb: int, ctrl_fd: int) -> None:
@@ -563,6 +576,7 @@ class Server:
             with contextlib.suppress(OSError):
                 os.close(fd)
         spare["sock"].close()
+        spare["setup"].close()
 
     def kill_spare(self) -> None:
         spare, self.spare = self.spare, None
@@ -591,12 +605,12 @@ class Server:
             spare = self._take_spare()
         if spare is None:
             raise RuntimeError("could not fork a sandbox child")
-        pid, sock, pidfd = spare["pid"], spare["sock"], spare["pidfd"]
-        if announce:
-            write_frame(OUT_FD, {"event": "started", "pid": pid})
+        pid, sock, pidfd, setup = spare["pid"], spare["sock"], spare["pidfd"], spare["setup"]
         with contextlib.suppress(OSError):
             write_frame(spare["ctrl"], {"workspace": workspace, "code": req["code"], "limits": limits})
         os.close(spare["ctrl"])
+        if announce:  # after the request: the child starts while the harness notes its pid
+            write_frame(OUT_FD, {"event": "started", "pid": pid})
         state: dict[str, Any] = {}
         report: dict[str, Any] | None = None
         status: int | None = None
@@ -621,17 +635,21 @@ class Server:
                 break
             if report is None:
                 report = self._collect(sock, pid, state)
+            self._collect(setup, pid, state)
         except BadReport as exc:
             bad = str(exc)
             report = None
             self._kill_group(pid)
             status, cpu = self._wait4(pid)
+            with contextlib.suppress(BadReport):
+                self._collect(setup, pid, state)
         except BaseException:
             self._kill_group(pid)  # any failure while reading the child ends the child
             raise
         finally:
             os.close(pidfd)
             sock.close()
+            setup.close()
         duration = time.monotonic() - t0
         if status is not None:
             self._kill_tree(pid)  # leftovers (background processes) die with the call
@@ -666,6 +684,7 @@ class Server:
         limits["cpu_s"] = int(limits.get("session_cpu_s", 600))
         mode = str(req.get("mode", "exec"))
         parent_sock, child_sock = _report_pair()
+        setup_parent, setup_child = _report_pair()
         req_r, req_w = os.pipe()
         self._reset_outputs()
         self._set_memory(limits)
@@ -673,8 +692,9 @@ class Server:
         if pid == 0:
             try:
                 parent_sock.close()
+                setup_parent.close()
                 os.close(req_w)
-                self._prepare(child_sock.fileno(), req_r, ("memory", "freezer"))
+                self._prepare(child_sock.fileno(), req_r, setup_child.fileno(), ("memory", "freezer"))
                 self._enter(workspace, limits)
             except BaseException as exc:
                 with contextlib.suppress(Exception):
@@ -682,6 +702,7 @@ class Server:
                 os._exit(71)
             self._session_loop(workspace, mode)
         child_sock.close()
+        setup_child.close()
         os.close(req_r)
         s = self.session = {"pid": pid, "pidfd": os.pidfd_open(pid), "sock": parent_sock, "req": req_w,
                             "workspace": workspace, "limits": limits, "state": {}, "copier": None,
@@ -694,6 +715,7 @@ class Server:
                     break
                 rep = self._collect(parent_sock, pid, s["state"])
                 if rep is not None and rep.get("ready"):
+                    self._collect(setup_parent, pid, s["state"])
                     if "upper" in s["state"]:
                         s["copier"] = CopyBack(s["state"]["upper"], workspace,
                                                self.lease.group if self.lease else None)
@@ -701,6 +723,8 @@ class Server:
                     return {"event": "done", "ok": True, "pid": pid}
         except BadReport:
             pass
+        finally:
+            setup_parent.close()
         outs = self._read_outputs(OUT_CAP_DEFAULT)
         self.session_close()
         return {"event": "done", "ok": False, "error": "session did not start: " + outs["stderr"][-500:]}
