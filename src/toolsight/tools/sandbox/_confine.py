@@ -151,9 +151,13 @@ def _mkdirs(path: str, mode: int = 0o755) -> None:
         os.makedirs(path, mode=mode, exist_ok=True)
 
 
+OLD_ROOT = "/.old"
+
+
 def build_skeleton(root: str, ro_paths: list[str], devices: list[str]) -> None:
-    """In a fresh mount namespace: a tmpfs at `root` holding read-only binds of `ro_paths`, the
-    device files, and a private /proc (hidepid: other users' processes are invisible)."""
+    """In a fresh mount namespace: a tmpfs at `root` holding read-only binds of `ro_paths`, the device
+    files and a private /proc (hidepid: other users' processes are invisible); pivot into it. The host
+    tree stays at /.old until the request names the workspace; then `cover_host` hides it."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,nr_inodes=8192,mode=0755")
     for p in ro_paths:
@@ -176,6 +180,21 @@ def build_skeleton(root: str, ro_paths: list[str], devices: list[str]) -> None:
         mount(None, root + d, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NOEXEC)
     _mkdirs(root + "/proc")
     mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible")
+    os.mkdir(root + "/.up", 0o700)  # the workspace's upper layer goes here (root only; not on Landlock's list)
+    old = root + OLD_ROOT
+    os.mkdir(old, 0o700)
+    errno_call(int(LIBC.syscall(SYS_PIVOT_ROOT, root.encode(), old.encode())), "pivot_root")
+    os.chdir("/")
+
+
+def cover_host() -> None:
+    """Hide the host tree under an empty read-only tmpfs, and make the root read-only.
+
+    Not unmounted: a detach waits for an RCU grace period (about 4 ms here), and this runs on the
+    critical path. Covered, it is unreachable by any path; the code cannot unmount the cover (no
+    capabilities, and seccomp denies umount); the tree goes away with the namespace after the call."""
+    mount("tmpfs", OLD_ROOT, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,nr_inodes=2,mode=000")
+    mount(None, "/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
 def tree_bytes(path: str, cap_entries: int = 20000) -> int:
@@ -197,11 +216,13 @@ def tree_bytes(path: str, cap_entries: int = 20000) -> int:
     return total
 
 
-def enter_workspace(root: str, up: str, workspace: str, disk_bytes: int, inodes: int, group: int) -> int:
-    """Mount the workspace (an overlay: the host workspace read-only below, a size-limited tmpfs
-    above), pivot into the skeleton and return an fd of the upper directory (what the call wrote)."""
-    used = tree_bytes(workspace)
+def enter_workspace(workspace: str, disk_bytes: int, inodes: int, group: int) -> int:
+    """Mount the workspace at its own path: an overlay with the host workspace read-only below and a
+    size-limited tmpfs above (the task's remaining quota). Returns an fd of the upper directory."""
+    lower = OLD_ROOT + workspace
+    used = tree_bytes(lower)
     size = max(1 << 20, disk_bytes - used)
+    up = "/.up"
     mount("tmpfs", up, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, f"size={size},nr_inodes={inodes},mode=0700")
     upper, work = up + "/u", up + "/w"
     os.mkdir(upper)
@@ -210,19 +231,20 @@ def enter_workspace(root: str, up: str, workspace: str, disk_bytes: int, inodes:
     # files it does not own (the inputs, earlier outputs) — the sticky bit.
     os.chown(upper, 0, group)
     os.chmod(upper, 0o1775)
-    target = root + workspace
-    _mkdirs(target)
-    mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-          f"lowerdir={workspace},upperdir={upper},workdir={work},index=off,metacopy=off,redirect_dir=off,xino=off")
+    _mkdirs(workspace)
+    mount("overlay", workspace, "overlay", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+          f"lowerdir={lower},upperdir={upper},workdir={work},index=off,metacopy=off,redirect_dir=off,xino=off")
     upper_fd = os.open(upper, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    old = root + "/.old"
-    os.mkdir(old)
-    errno_call(int(LIBC.syscall(SYS_PIVOT_ROOT, root.encode(), old.encode())), "pivot_root")
-    os.chdir("/")
-    errno_call(int(LIBC.umount2(b"/.old", MNT_DETACH)), "umount old root")
-    os.rmdir("/.old")
-    mount(None, "/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    cover_host()
     return upper_fd
+
+
+def bind_workspace(workspace: str) -> None:
+    """Without the tmpfs layer: the host workspace itself, bound read-write (no quota)."""
+    _mkdirs(workspace)
+    mount(OLD_ROOT + workspace, workspace, None, MS_BIND)
+    mount(None, workspace, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    cover_host()
 
 
 def send_fds(sock_fd: int, payload: bytes, fds: list[int]) -> None:

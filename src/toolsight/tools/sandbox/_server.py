@@ -23,8 +23,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
+import itertools
 import json
 import os
+import queue
 import resource
 import select
 import signal
@@ -32,6 +34,7 @@ import socket
 import struct
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from typing import Any
@@ -141,9 +144,7 @@ class Server:
         self.mountns = bool(self.ns_flags & cf.CLONE_NEWNS)
         self.tmpfs = self.mountns and on("tmpfs")
         self.root_mnt = os.path.join(scratch, "root")
-        self.up_mnt = os.path.join(scratch, "up")
-        for d in (self.root_mnt, self.up_mnt):
-            os.makedirs(d, exist_ok=True)
+        os.makedirs(self.root_mnt, exist_ok=True)
         self.cg: cf.Cgroups | None = None
         if self.is_root and on("cgroup"):
             self.cg = cf.Cgroups(str(self.pid), {"pids": True, "memory": on("cgroup_memory"),
@@ -199,19 +200,10 @@ class Server:
         """Child, on the request: workspace, inotify (handed to the server), then every restriction."""
         upper = -1
         if self.tmpfs:
-            upper = cf.enter_workspace(self.root_mnt, self.up_mnt, workspace, int(limits.get("disk_mb", 512)) << 20,
+            upper = cf.enter_workspace(workspace, int(limits.get("disk_mb", 512)) << 20,
                                        int(limits.get("disk_files", 4096)), self.lease.group if self.lease else 0)
         elif self.mountns:
-            target = self.root_mnt + workspace
-            os.makedirs(target, exist_ok=True)
-            cf.mount(workspace, target, None, cf.MS_BIND)
-            cf.mount(None, target, None, cf.MS_REMOUNT | cf.MS_BIND | cf.MS_NOSUID | cf.MS_NODEV | cf.MS_NOEXEC)
-            old = self.root_mnt + "/.old"
-            os.mkdir(old)
-            cf.errno_call(int(cf.LIBC.syscall(cf.SYS_PIVOT_ROOT, self.root_mnt.encode(), old.encode())), "pivot_root")
-            os.chdir("/")
-            cf.LIBC.umount2(b"/.old", cf.MNT_DETACH)
-            os.rmdir("/.old")
+            cf.bind_workspace(workspace)
         if self.lease and not self.tmpfs:
             # no overlay: the code writes the workspace itself, as the sandbox group (set-gid directory,
             # group-writable files), and cannot remove what it does not own (sticky)
@@ -510,7 +502,9 @@ class Server:
                 parent_sock.close()
                 setup_parent.close()
                 os.close(ctrl_w)
+                t_fork = time.monotonic()
                 self._prepare(child_sock.fileno(), ctrl_r, setup_child.fileno(), ("memory",))
+                t_ready = time.monotonic()
                 if not now:
                     self._prefault(int(self.config.get("prefault_mb", 64)), 4)
                 req = read_frame(4)
@@ -526,6 +520,8 @@ class Server:
                 os._exit(71)
             rep = self._exec(req["code"], self._namespace(req["workspace"]))
             rep["setup_s"] = round(setup_s, 6)
+            rep["prepare_s"] = round(t_ready - t_fork, 6)
+            rep["idle_s"] = round(t_req - t_ready, 6)
             self._send_report(rep)
             os._exit(0 if rep.get("ok") else 1)
         child_sock.close()
@@ -589,6 +585,7 @@ class Server:
 
     # ---------------------------------------------------------------- a stateless call
     def run(self, req: dict[str, Any], announce: bool = True) -> dict[str, Any]:
+        marks = [time.monotonic()]
         workspace = req["workspace"]
         limits = req.get("limits", {})
         wall = float(limits.get("wall_s", 30))
@@ -599,6 +596,7 @@ class Server:
         self._set_memory(limits)
         oom0 = self.cg.oom_kills() if self.cg else 0
         t0 = time.monotonic()
+        marks.append(t0)
         spare = self._take_spare()
         if spare is None:
             self.ensure_spare(now=True)
@@ -651,6 +649,7 @@ class Server:
             sock.close()
             setup.close()
         duration = time.monotonic() - t0
+        marks.append(time.monotonic())
         if status is not None:
             self._kill_tree(pid)  # leftovers (background processes) die with the call
         outs = self._read_outputs(cap)
@@ -673,6 +672,9 @@ class Server:
         if bad:
             res["bad_report"] = bad
             res["limit"] = res["limit"] or "killed"
+        marks.append(time.monotonic())
+        # ms spent before the child got the request, until its report, and after (for bench/sandbox.py)
+        res["timeline"] = [round((b - a) * 1000, 2) for a, b in itertools.pairwise(marks)]
         return res
 
     # ---------------------------------------------------------------- stateful sessions (dedicated servers)
@@ -912,14 +914,25 @@ def _report_pair() -> tuple[socket.socket, socket.socket]:
     return parent, child
 
 
+_CLOSE: queue.SimpleQueue[int] = queue.SimpleQueue()
+
+
+def _closer() -> None:
+    while True:
+        fd = _CLOSE.get()
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
 def _close_state(state: dict[str, Any]) -> None:
+    """Close a call's inotify and upper-layer fds in a background thread: closing an inotify instance
+    waits for an SRCU grace period (~10-20 ms under load), which must not delay the reply."""
     ino = state.pop("inotify", None)
     if ino is not None:
-        ino.close()
+        _CLOSE.put(ino.fd)
     up = state.pop("upper", None)
     if up is not None:
-        with contextlib.suppress(OSError):
-            os.close(up)
+        _CLOSE.put(up)
 
 
 def _ns_id(pid: str, kind: str) -> str:
@@ -999,6 +1012,7 @@ def main() -> int:
     os.dup2(null, 0)
     os.dup2(null, 1)
     kernel = preload(str(config.get("preload", "image")))
+    threading.Thread(target=_closer, name="fd-closer", daemon=True).start()
     server = Server(scratch, harness_pid, config, kernel)
     gc.collect()
     gc.freeze()  # children then never touch (and copy) the preloaded objects' GC headers
