@@ -155,9 +155,10 @@ OLD_ROOT = "/.old"
 
 
 def build_skeleton(root: str, ro_paths: list[str], devices: list[str]) -> None:
-    """In a fresh mount namespace: a tmpfs at `root` holding read-only binds of `ro_paths`, the device
-    files and a private /proc (hidepid: other users' processes are invisible); pivot into it. The host
-    tree stays at /.old until the request names the workspace; then `cover_host` hides it."""
+    """In the server's own (private) mount namespace, once: a tmpfs at `root` holding read-only binds of
+    `ro_paths`, the device files and a private /proc (hidepid: other users' processes are invisible).
+    Each child copies the namespace (cheap) and pivots into it (`enter_skeleton`)."""
+    unshare(CLONE_NEWNS)
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,nr_inodes=8192,mode=0755")
     for p in ro_paths:
@@ -181,9 +182,13 @@ def build_skeleton(root: str, ro_paths: list[str], devices: list[str]) -> None:
     _mkdirs(root + "/proc")
     mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible")
     os.mkdir(root + "/.up", 0o700)  # the workspace's upper layer goes here (root only; not on Landlock's list)
-    old = root + OLD_ROOT
-    os.mkdir(old, 0o700)
-    errno_call(int(LIBC.syscall(SYS_PIVOT_ROOT, root.encode(), old.encode())), "pivot_root")
+    os.mkdir(root + OLD_ROOT, 0o700)
+
+
+def enter_skeleton(root: str) -> None:
+    """In the child's own copy of the server's namespace: pivot into the skeleton. The host tree stays
+    at /.old until the request names the workspace; then `cover_host` hides it."""
+    errno_call(int(LIBC.syscall(SYS_PIVOT_ROOT, root.encode(), (root + OLD_ROOT).encode())), "pivot_root")
     os.chdir("/")
 
 
@@ -194,7 +199,8 @@ def cover_host() -> None:
     critical path. Covered, it is unreachable by any path; the code cannot unmount the cover (no
     capabilities, and seccomp denies umount); the tree goes away with the namespace after the call."""
     mount("tmpfs", OLD_ROOT, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,nr_inodes=2,mode=000")
-    mount(None, "/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    # MS_BIND: this mount only; the skeleton's tmpfs is shared with the server and the other children
+    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
 def tree_bytes(path: str, cap_entries: int = 20000) -> int:
@@ -360,6 +366,8 @@ def build_seccomp(signal_fallback: bool) -> bytes | None:
         return None
     try:
         f = sc.SyscallFilter(defaction=sc.ERRNO(errno.EPERM))
+        with contextlib.suppress(Exception):  # a binary tree of syscall numbers, not a linear scan
+            f.set_attr(sc.Attr.CTL_OPTIMIZE, 2)
         allow = sc.ALLOW
         for name in SYSCALLS_ALLOWED:
             with contextlib.suppress(Exception):

@@ -145,6 +145,12 @@ class Server:
         self.tmpfs = self.mountns and on("tmpfs")
         self.root_mnt = os.path.join(scratch, "root")
         os.makedirs(self.root_mnt, exist_ok=True)
+        if self.mountns:
+            try:
+                cf.build_skeleton(self.root_mnt, self.ro_paths, cf.DEVICES)
+            except OSError:
+                self.ns_flags &= ~(cf.CLONE_NEWNS | cf.CLONE_NEWUTS)
+                self.mountns = self.tmpfs = False
         self.cg: cf.Cgroups | None = None
         if self.is_root and on("cgroup"):
             self.cg = cf.Cgroups(str(self.pid), {"pids": True, "memory": on("cgroup_memory"),
@@ -194,7 +200,7 @@ class Server:
         if self.ns_flags:
             cf.unshare(self.ns_flags)
             if self.mountns:
-                cf.build_skeleton(self.root_mnt, self.ro_paths, cf.DEVICES)
+                cf.enter_skeleton(self.root_mnt)
 
     def _enter(self, workspace: str, limits: dict[str, Any]) -> None:
         """Child, on the request: workspace, inotify (handed to the server), then every restriction."""
