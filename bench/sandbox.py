@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import statistics
 import subprocess
 import sys
@@ -109,6 +110,7 @@ def main() -> None:
     pool.warm(1)
     start_s = time.perf_counter() - t0
     iso = pool.isolation()
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"sandbox: level={iso['level']} layers in force: "
           f"{', '.join(k for k, v in iso['layers'].items() if v is True)}")
     print(f"server start ('image' profile: numpy, cv2, PIL preloaded): {start_s * 1000:.0f} ms")
@@ -117,6 +119,7 @@ def main() -> None:
     if args.layers_only:
         pool.shutdown()
         layer_costs(ws, args.layer_runs, gap)
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
         return
     try:
         for label, code in (("trivial", TRIVIAL), ("image", IMAGE)):
@@ -173,6 +176,7 @@ def main() -> None:
               f"{verdict(speedup_t >= 1.8)}")
     if args.layer_runs > 0:
         layer_costs(ws, args.layer_runs, gap)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
 
 LAYERS = {
@@ -190,8 +194,11 @@ LAYERS = {
 
 
 def layer_costs(ws: Path, runs: int, gap: float) -> None:
-    """Each layer's cost: spaced calls with every layer, and with one layer off (interleaved)."""
-    pools = {name: sandbox.SandboxPool(size=1, config=cfg) for name, cfg in LAYERS.items()}
+    """Each layer's cost: spaced calls with every layer, and with one layer off (interleaved). Besides the
+    call's wall time it shows, from the child itself, the setup after the request (on the critical path)
+    and the preparation before it (namespaces, skeleton, cgroups: off the critical path), which suffer
+    less from the machine's load than the wall time does."""
+    servers = {name: sandbox.ServerProcess(cfg) for name, cfg in LAYERS.items()}
     dirs: dict[str, Path] = {}
     ws.chmod(0o755)  # without a mount namespace the sandbox uid must traverse the real path
     for i, name in enumerate(LAYERS):  # one workspace each: a layer's absence changes file ownership
@@ -199,31 +206,37 @@ def layer_costs(ws: Path, runs: int, gap: float) -> None:
         dirs[name].mkdir()
         (dirs[name] / "in.png").write_bytes((ws / "in.png").read_bytes())
     try:
-        for p in pools.values():
-            p.warm(1)
-        samples: dict[tuple[str, str], list[float]] = {}
+        samples: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
         for _ in range(runs):
             for label, code in (("trivial", TRIVIAL), ("image", IMAGE)):
-                for name, p in pools.items():
+                for name, srv in servers.items():
                     time.sleep(gap)
                     t0 = time.perf_counter()
-                    res = p.run(code, dirs[name])
-                    samples.setdefault((name, label), []).append(time.perf_counter() - t0)
-                    if not res.ok:
-                        raise SystemExit(f"{name}: {res.error}")
-        base_t = med_ms(samples[("all layers", "trivial")])
-        base_i = med_ms(samples[("all layers", "image")])
-        print(f"\nper-layer cost (spaced calls, median ms; cost = all layers - without that layer; {runs} runs)")
-        print(f"{'configuration':<22} {'trivial':>9} {'cost':>7} {'image':>9} {'cost':>7}")
+                    frame = srv.request({"op": "run", "code": code, "workspace": str(dirs[name]), "limits": {}}, 60)
+                    wall = time.perf_counter() - t0
+                    rep = frame.get("report") or {}
+                    if not rep.get("ok"):
+                        raise SystemExit(f"{name}: {frame.get('stderr')}")
+                    samples.setdefault((name, label), []).append(
+                        (wall, float(rep.get("setup_s", 0.0)), float(rep.get("prepare_s", 0.0))))
+        print(f"\nper-layer cost ({runs} interleaved runs, spaced; median ms; 'cost' = all layers minus without it)")
+        print(f"{'configuration':<20} {'trivial':>8} {'cost':>6} {'image':>8} {'cost':>6} "
+              f"{'setup':>7} {'cost':>6} {'prepare':>8} {'cost':>6}")
+        base = {lab: [statistics.median(x[k] for x in samples[("all layers", lab)]) * 1000 for k in range(3)]
+                for lab in ("trivial", "image")}
         for name in LAYERS:
-            t, i = med_ms(samples[(name, "trivial")]), med_ms(samples[(name, "image")])
-            ct = "" if name == "all layers" else f"{base_t - t:+7.1f}"
-            ci = "" if name == "all layers" else f"{base_i - i:+7.1f}"
-            print(f"{name:<22} {t:>9.1f} {ct:>7} {i:>9.1f} {ci:>7}")
-    finally:
-        for p in pools.values():
-            p.shutdown()
+            t = [statistics.median(x[k] for x in samples[(name, "trivial")]) * 1000 for k in range(3)]
+            i = statistics.median(x[0] for x in samples[(name, "image")]) * 1000
 
+            def cost(a: float, b: float, name: str = name) -> str:
+                return "" if name == "all layers" else f"{a - b:+6.1f}"
+
+            print(f"{name:<20} {t[0]:>8.1f} {cost(base['trivial'][0], t[0]):>6} {i:>8.1f} "
+                  f"{cost(base['image'][0], i):>6} {t[1]:>7.2f} {cost(base['trivial'][1], t[1]):>6} "
+                  f"{t[2]:>8.1f} {cost(base['trivial'][2], t[2]):>6}")
+    finally:
+        for srv in servers.values():
+            srv.stop()
 
 if __name__ == "__main__":
     main()

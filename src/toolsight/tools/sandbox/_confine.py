@@ -445,9 +445,9 @@ def _read(path: str) -> str:
 
 class Cgroups:
     """The server's cgroups (v1 controllers here; v2 files where the controller lives there):
-    `pids` (the server joins: every child starts inside), `memory` (each child joins; the server does
-    not, so the limit counts only model code, its tmpfs pages and its memfds) and `freezer`
-    (a stateful session's processes are frozen between calls)."""
+    `pids` and `memory` (the server joins both once, so every child starts inside; the memory limit
+    counts the code's pages, its tmpfs files and memfds) and `freezer` (a stateful session's child
+    joins: its processes are frozen between calls)."""
 
     def __init__(self, name: str, want: dict[str, bool]) -> None:
         self.name = name
@@ -568,7 +568,7 @@ class Cgroups:
 
     def remove(self, park_pid: int) -> None:
         for ctl, path in self.paths.items():
-            if ctl == "pids":  # the server itself is in it: move it out first
+            if ctl in ("pids", "memory"):  # the server itself is in it: move it out first
                 with contextlib.suppress(OSError):
                     parent = os.path.dirname(os.path.dirname(path))
                     _write(os.path.join(parent, "cgroup.procs"), str(park_pid))
