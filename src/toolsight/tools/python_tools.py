@@ -5,8 +5,10 @@ lists the task's image files; the code reads one, may use PIL, NumPy or OpenCV, 
 `transformed_image_{i}.png` (i counts up per task). New images are harvested with count, size and
 pixel caps and become Artifacts whose parents are the input images the code actually opened (seen
 by the sandbox server through inotify). `python_interpreter` runs general Python, stateless by
-default or stateful (one long-lived sandboxed interpreter per task). Each call's trace (`extra`)
-records the code, files read and written, duration, exit status and the limit that ended it.
+default or stateful (one long-lived sandboxed interpreter per task). `python_kernel` is a stateful
+IPython kernel in the sandbox (Jupyter-style outputs; displayed images become Artifacts). Each call's
+trace (`extra`) records the code, files read and written, duration, exit status and the limit that
+ended it. All of them reach the sandbox through its interface (`sandbox.start`, `sandbox.open_kernel`).
 """
 
 from __future__ import annotations

@@ -171,6 +171,11 @@ class ServerProcess:
             time.sleep(0.005)
         with contextlib.suppress(OSError):
             os.rmdir(cg)
+        # the server's other cgroups (memory, freezer): empty once its processes are gone
+        for path in (getattr(self, "hello", None) or {}).get("cgroups", {}).values():
+            if path != cg:
+                with contextlib.suppress(OSError):
+                    os.rmdir(path)
 
     def stop(self) -> None:
         """Ask the server to exit; kill it if it does not."""
