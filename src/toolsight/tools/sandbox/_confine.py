@@ -574,8 +574,22 @@ class Cgroups:
                     _write(os.path.join(parent, "cgroup.procs"), str(park_pid))
             if ctl == "freezer":
                 self.freeze(False, 1.0)
-            with contextlib.suppress(OSError):
-                os.rmdir(path)
+            remove_dir(path)
+
+
+def remove_dir(path: str, timeout_s: float = 2.0) -> None:
+    """rmdir a cgroup, waiting briefly for killed processes in it to finish exiting (EBUSY until then)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
 
 
 def read_only_paths(extra: list[str]) -> list[str]:

@@ -174,8 +174,14 @@ class ServerProcess:
         # the server's other cgroups (memory, freezer): empty once its processes are gone
         for path in (getattr(self, "hello", None) or {}).get("cgroups", {}).values():
             if path != cg:
-                with contextlib.suppress(OSError):
-                    os.rmdir(path)
+                for _ in range(100):  # EBUSY while killed processes finish exiting
+                    try:
+                        os.rmdir(path)
+                        break
+                    except FileNotFoundError:
+                        break
+                    except OSError:
+                        time.sleep(0.01)
 
     def stop(self) -> None:
         """Ask the server to exit; kill it if it does not."""
