@@ -12,7 +12,7 @@ child, forked ahead of time (the *spare*), confines itself layer by layer (`_con
   Landlock → seccomp allowlist → exec(code).
 
 Only the direct child may report (its datagrams' SCM_CREDENTIALS are checked) and a malformed
-report kills it. The server enforces the wall clock (SIGKILL to the group, then a cgroup sweep),
+report kills it (`_protocol.py`). The server enforces the wall clock (SIGKILL to the group, then a cgroup sweep),
 copies what the call wrote back into the host workspace (`_workspace.py`) and reaps everything
 (it is a child subreaper). Pool servers never run stateful sessions; a stateful session's
 processes are frozen between calls. This file must not import toolsight.
@@ -37,67 +37,39 @@ import tempfile
 import threading
 import time
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's directory out
 
-import _confine as cf
-from _preload import PRELOADED, preload
-from _workspace import WATCH_MASK, CopyBack, Inotify
+if TYPE_CHECKING:  # the same modules as mypy finds them; at run time this script never imports toolsight
+    from toolsight.tools.sandbox import _confine as cf
+    from toolsight.tools.sandbox._preload import PRELOADED, preload
+    from toolsight.tools.sandbox._protocol import (
+        PROBE_CODE,
+        REPORT_MAX,
+        BadReport,
+        parse_report,
+        read_frame,
+        report_pair,
+        write_frame,
+    )
+    from toolsight.tools.sandbox._workspace import WATCH_MASK, CopyBack, Inotify
+else:
+    import _confine as cf
+    from _preload import PRELOADED, preload
+    from _protocol import (
+        PROBE_CODE,
+        REPORT_MAX,
+        BadReport,
+        parse_report,
+        read_frame,
+        report_pair,
+        write_frame,
+    )
+    from _workspace import WATCH_MASK, CopyBack, Inotify
 
 OUT_CAP_DEFAULT = 64 * 1024
-REPORT_MAX = 1 << 20
 NS_FLAGS = {"mountns": cf.CLONE_NEWNS | cf.CLONE_NEWUTS, "netns": cf.CLONE_NEWNET, "ipcns": cf.CLONE_NEWIPC}
-
-
-# ----------------------------------------------------------------------------- framing
-
-def read_frame(fd: int) -> dict[str, Any] | None:
-    head = _read_exact(fd, 4)
-    if head is None:
-        return None
-    (n,) = struct.unpack(">I", head)
-    body = _read_exact(fd, n)
-    if body is None:
-        return None
-    val: dict[str, Any] = json.loads(body)
-    return val
-
-
-def _read_exact(fd: int, n: int) -> bytes | None:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = os.read(fd, n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return bytes(buf)
-
-
-def write_frame(fd: int, obj: dict[str, Any]) -> None:
-    data = json.dumps(obj).encode()
-    payload = struct.pack(">I", len(data)) + data
-    view = memoryview(payload)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
-class BadReport(Exception):
-    """The direct child sent something that is not a report: it is killed."""
-
-
-def parse_report(data: bytes) -> dict[str, Any]:
-    """Decode a report datagram; anything malformed (deep nesting, bad JSON, not an object) raises."""
-    if len(data) > REPORT_MAX:
-        raise BadReport("report too large")
-    try:
-        val = json.loads(data)
-    except (ValueError, RecursionError, UnicodeDecodeError, MemoryError) as exc:
-        raise BadReport(f"{type(exc).__name__}") from None
-    if not isinstance(val, dict):
-        raise BadReport("not an object")
-    return val
 
 
 # ----------------------------------------------------------------------------- the server
@@ -503,8 +475,8 @@ class Server:
         """Fork the next call's child ahead of time (`now`: because a call needs it immediately)."""
         if self.spare is not None or (not now and (self.session is not None or not self.config.get("prefork", True))):
             return
-        parent_sock, child_sock = _report_pair()
-        setup_parent, setup_child = _report_pair()
+        parent_sock, child_sock = report_pair()
+        setup_parent, setup_child = report_pair()
         ctrl_r, ctrl_w = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -695,8 +667,8 @@ class Server:
         limits = dict(req.get("limits", {}))
         limits["cpu_s"] = int(limits.get("session_cpu_s", 600))
         mode = str(req.get("mode", "exec"))
-        parent_sock, child_sock = _report_pair()
-        setup_parent, setup_child = _report_pair()
+        parent_sock, child_sock = report_pair()
+        setup_parent, setup_child = report_pair()
         req_r, req_w = os.pipe()
         self._reset_outputs()
         self._set_memory(limits)
@@ -913,17 +885,6 @@ class Server:
             self.cg.remove(self.pid)
 
 
-def _report_pair() -> tuple[socket.socket, socket.socket]:
-    parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
-    parent.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
-    for s, opt in ((parent, socket.SO_RCVBUF), (child, socket.SO_SNDBUF)):
-        with contextlib.suppress(OSError):
-            s.setsockopt(socket.SOL_SOCKET, opt, 2 * REPORT_MAX)
-        with contextlib.suppress(OSError):  # root may exceed the system maximum
-            s.setsockopt(socket.SOL_SOCKET, 33 if opt == socket.SO_RCVBUF else 32, 2 * REPORT_MAX)
-    return parent, child
-
-
 _CLOSE: queue.SimpleQueue[int] = queue.SimpleQueue()
 
 
@@ -951,61 +912,6 @@ def _ns_id(pid: str, kind: str) -> str:
     except OSError:
         return ""
 
-
-PROBE_CODE = r'''
-import json, os, socket, resource, ctypes, errno
-r = {}
-try:
-    with open(@OUTSIDE@, "w") as fh:
-        fh.write("x")
-    r["landlock_fs"] = False
-except PermissionError:
-    r["landlock_fs"] = True
-except OSError as e:
-    r["landlock_fs"] = e.errno == errno.EROFS or e.errno == errno.ENOENT
-try:
-    open("/proc/self/mountinfo").read()
-    r["landlock_fs"] = False
-except PermissionError:
-    pass
-except OSError:
-    pass
-try:
-    os.kill(@PPID@, 0)
-    r["signal_scope"] = False
-except PermissionError:
-    r["signal_scope"] = True
-except ProcessLookupError:
-    r["signal_scope"] = True
-try:
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.close()
-    r["seccomp"] = False
-except PermissionError:
-    r["seccomp"] = True
-libc = ctypes.CDLL(None, use_errno=True)
-buf = ctypes.create_string_buffer(4096)
-r["seccomp_allowlist"] = libc.mlock(buf, 4096) != 0 and ctypes.get_errno() == errno.EPERM
-status = open("/proc/self/status").read()
-capeff = [l.split()[1] for l in status.splitlines() if l.startswith("CapEff")]
-r["capabilities_dropped"] = bool(capeff) and int(capeff[0], 16) == 0
-r["no_new_privs"] = any(l.split() == ["NoNewPrivs:", "1"] for l in status.splitlines())
-r["rlimits"] = {n: resource.getrlimit(getattr(resource, "RLIMIT_" + n))[1]
-                for n in ("CPU", "AS", "FSIZE", "NOFILE", "NPROC")}
-r["env_keys"] = sorted(os.environ)
-r["setsid"] = os.getsid(0) == os.getpid()
-r["uid"] = os.getuid()
-ns = @NS@
-for kind in ("mnt", "net", "ipc"):
-    try:
-        r[kind + "ns"] = os.readlink("/proc/self/ns/" + kind) != ns[kind]
-    except OSError:
-        r[kind + "ns"] = False
-r["host_hidden"] = not os.path.exists("/etc/passwd") and not os.path.exists("/home")
-st = os.statvfs(".")
-r["workspace_bytes"] = st.f_blocks * st.f_frsize
-print("PROBE " + json.dumps(r))
-'''
 
 OUT_FD = 1
 
