@@ -15,6 +15,7 @@ import struct
 from typing import Any
 
 REPORT_MAX = 1 << 20
+OUT_CAP_DEFAULT = 64 * 1024  # bytes of stdout and of stderr read back unless the limits say otherwise
 
 
 def read_frame(fd: int) -> dict[str, Any] | None:

@@ -26,7 +26,6 @@ import gc
 import itertools
 import json
 import os
-import queue
 import resource
 import select
 import signal
@@ -34,7 +33,6 @@ import socket
 import struct
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from typing import TYPE_CHECKING, Any
@@ -45,6 +43,7 @@ if TYPE_CHECKING:  # the same modules as mypy finds them; at run time this scrip
     from toolsight.tools.sandbox import _confine as cf
     from toolsight.tools.sandbox._preload import PRELOADED, preload
     from toolsight.tools.sandbox._protocol import (
+        OUT_CAP_DEFAULT,
         PROBE_CODE,
         REPORT_MAX,
         BadReport,
@@ -53,11 +52,13 @@ if TYPE_CHECKING:  # the same modules as mypy finds them; at run time this scrip
         report_pair,
         write_frame,
     )
-    from toolsight.tools.sandbox._workspace import WATCH_MASK, CopyBack, Inotify
+    from toolsight.tools.sandbox._session import Sessions
+    from toolsight.tools.sandbox._workspace import WATCH_MASK, CopyBack, Inotify, close_state, start_closer
 else:
     import _confine as cf
     from _preload import PRELOADED, preload
     from _protocol import (
+        OUT_CAP_DEFAULT,
         PROBE_CODE,
         REPORT_MAX,
         BadReport,
@@ -66,9 +67,9 @@ else:
         report_pair,
         write_frame,
     )
-    from _workspace import WATCH_MASK, CopyBack, Inotify
+    from _session import Sessions
+    from _workspace import WATCH_MASK, CopyBack, Inotify, close_state, start_closer
 
-OUT_CAP_DEFAULT = 64 * 1024
 NS_FLAGS = {"mountns": cf.CLONE_NEWNS | cf.CLONE_NEWUTS, "netns": cf.CLONE_NEWNET, "ipcns": cf.CLONE_NEWIPC}
 
 
@@ -138,7 +139,7 @@ class Server:
         self.nproc_base = self._count_user_procs()
         self.out_fd = os.memfd_create("toolsight-stdout", 0)
         self.err_fd = os.memfd_create("toolsight-stderr", 0)
-        self.session: dict[str, Any] | None = None
+        self.sessions = Sessions(self)
         self.spare: dict[str, Any] | None = None
         self.ns_ids = {k: _ns_id("self", k) for k in ("mnt", "net", "ipc")}
         cf.LIBC.prctl(cf.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -385,7 +386,7 @@ class Server:
             return
         for _ in range(2000):
             keep = {self.pid, self.spare["pid"] if self.spare else -1,
-                    self.session["pid"] if self.session else -1, *self._helpers()}
+                    self.session["pid"] if self.session else -1}
             pids = [p for p in self.cg.procs("pids") if p not in keep]
             if not pids:
                 return
@@ -396,9 +397,6 @@ class Server:
             if not wait:
                 return
             time.sleep(0.0002)
-
-    def _helpers(self) -> list[int]:
-        return []
 
     @staticmethod
     def _reap() -> None:
@@ -639,7 +637,7 @@ class Server:
         try:
             files = self._files(state, workspace, copier)
         finally:
-            _close_state(state)
+            close_state(state)
         oom = bool(self.cg and self.cg.oom_kills() > oom0)
         res = {"event": "done", **outs, **files, "duration_s": round(duration, 6), "report": report}
         res.update(self._status_fields(status, limits, timed_out, report, outs, oom))
@@ -659,183 +657,19 @@ class Server:
         res["timeline"] = [round((b - a) * 1000, 2) for a, b in itertools.pairwise(marks)]
         return res
 
-    # ---------------------------------------------------------------- stateful sessions (dedicated servers)
+    # ---------------------------------------------------------------- stateful sessions (`_session.py`)
     def session_open(self, req: dict[str, Any]) -> dict[str, Any]:
-        self.session_close()
-        self.kill_spare()  # a session server never serves stateless calls
-        workspace = req["workspace"]
-        limits = dict(req.get("limits", {}))
-        limits["cpu_s"] = int(limits.get("session_cpu_s", 600))
-        mode = str(req.get("mode", "exec"))
-        parent_sock, child_sock = report_pair()
-        setup_parent, setup_child = report_pair()
-        req_r, req_w = os.pipe()
-        self._reset_outputs()
-        self._set_memory(limits)
-        pid = os.fork()
-        if pid == 0:
-            try:
-                parent_sock.close()
-                setup_parent.close()
-                os.close(req_w)
-                self._prepare(child_sock.fileno(), req_r, setup_child.fileno(), ("freezer",))
-                self._enter(workspace, limits)
-            except BaseException as exc:
-                with contextlib.suppress(Exception):
-                    os.write(2, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
-                os._exit(71)
-            self._session_loop(workspace, mode)
-        child_sock.close()
-        setup_child.close()
-        os.close(req_r)
-        s = self.session = {"pid": pid, "pidfd": os.pidfd_open(pid), "sock": parent_sock, "req": req_w,
-                            "workspace": workspace, "limits": limits, "state": {}, "copier": None,
-                            "frozen": False}
-        deadline = time.monotonic() + 20
-        try:
-            while True:
-                event = self._wait(s["pidfd"], deadline, parent_sock)
-                if event != "message":
-                    break
-                rep = self._collect(parent_sock, pid, s["state"])
-                if rep is not None and rep.get("ready"):
-                    self._collect(setup_parent, pid, s["state"])
-                    if "upper" in s["state"]:
-                        s["copier"] = CopyBack(s["state"]["upper"], workspace,
-                                               self.lease.group if self.lease else None)
-                    self._freeze(True)
-                    return {"event": "done", "ok": True, "pid": pid}
-        except BadReport:
-            pass
-        finally:
-            setup_parent.close()
-        outs = self._read_outputs(OUT_CAP_DEFAULT)
-        self.session_close()
-        return {"event": "done", "ok": False, "error": "session did not start: " + outs["stderr"][-500:]}
-
-    def _session_loop(self, workspace: str, mode: str) -> None:
-        """The session child: run each request in one namespace (or the IPython kernel); report each."""
-        ns = self._namespace(workspace)
-        kernel = self.kernel if mode == "kernel" else None
-        if kernel is not None:
-            kernel.bind(1, 2)
-        self._send_report({"ready": True})
-        while True:
-            msg = read_frame(4)
-            if msg is None:
-                os._exit(0)
-            with contextlib.suppress(Exception):
-                sys.stdout.flush()
-                sys.stderr.flush()
-            for fd in (1, 2):
-                with contextlib.suppress(OSError):
-                    os.ftruncate(fd, 0)
-                    os.lseek(fd, 0, os.SEEK_SET)
-            code = str(msg.get("code", ""))
-            if kernel is not None:
-                t0 = time.monotonic()
-                rep = kernel.execute(code)
-                rep["code_s"] = round(time.monotonic() - t0, 6)
-            else:
-                rep = self._exec(code, ns)
-            self._send_report(rep)
-
-    def _freeze(self, on: bool) -> None:
-        """Freeze (cgroup freezer; else SIGSTOP of the group) a session's processes between calls."""
-        s = self.session
-        if s is None or s["frozen"] == on:
-            return
-        if self.cg is not None and "freezer" in self.cg.paths:
-            if not self.cg.freeze(on):
-                self._kill_group(s["pid"])  # cannot freeze it: it does not run unwatched
-        else:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(s["pid"], signal.SIGSTOP if on else signal.SIGCONT)
-        s["frozen"] = on
+        return self.sessions.open(req)
 
     def session_run(self, req: dict[str, Any]) -> dict[str, Any]:
-        s = self.session
-        if s is None:
-            return {"event": "done", "session_dead": True, "error": "no session open"}
-        limits = s["limits"]
-        wall = float(req.get("wall_s", limits.get("wall_s", 30)))
-        cap = int(limits.get("output_bytes", OUT_CAP_DEFAULT))
-        oom0 = self.cg.oom_kills() if self.cg else 0
-        t0 = time.monotonic()
-        self._freeze(False)
-        with contextlib.suppress(OSError):
-            write_frame(s["req"], {"code": req["code"]})
-        status: int | None = None
-        cpu: float | None = None
-        report: dict[str, Any] | None = None
-        timed_out = False
-        bad = ""
-        try:
-            while True:
-                event = self._wait(s["pidfd"], t0 + wall, s["sock"])
-                if event == "message":
-                    report = self._collect(s["sock"], s["pid"], s["state"])
-                    if report is None:
-                        continue
-                    break
-                if event == "timeout":
-                    timed_out = True
-                    status, cpu = self._kill_child(s["pid"])
-                else:
-                    status, cpu = self._wait4(s["pid"])
-                report = self._collect(s["sock"], s["pid"], s["state"])
-                break
-        except BadReport as exc:
-            bad = str(exc)
-            report = None
-            status, cpu = self._kill_child(s["pid"])
-        except BaseException:
-            self._kill_group(s["pid"])
-            raise
-        duration = time.monotonic() - t0
-        dead = status is not None
-        if dead:
-            self._kill_tree(s["pid"])
-        else:
-            self._freeze(True)  # before reading what it wrote: nothing runs between calls
-        outs = self._read_outputs(cap)
-        files = self._files(s["state"], s["workspace"], s["copier"])
-        oom = bool(self.cg and self.cg.oom_kills() > oom0)
-        res = {"event": "done", **outs, **files, "duration_s": round(duration, 6), "report": report,
-               "session_dead": dead}
-        res.update(self._status_fields(status, limits, timed_out, report, outs, oom))
-        if report and isinstance(report.get("cpu_s"), float | int):
-            res["cpu_s"] = report["cpu_s"]
-        if cpu is not None:
-            res["cpu_s"] = cpu
-        if bad:
-            res["bad_report"] = bad
-            res["limit"] = res["limit"] or "killed"
-        if dead:
-            self._close_session_fds()
-        return res
-
-    def _close_session_fds(self) -> None:
-        s = self.session
-        if s is None:
-            return
-        for fd in (s["pidfd"], s["req"]):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        s["sock"].close()
-        _close_state(s["state"])
-        self.session = None
+        return self.sessions.run(req)
 
     def session_close(self) -> dict[str, Any]:
-        s = self.session
-        if s is not None:
-            self._kill_group(s["pid"])
-            self._freeze(False)  # a frozen process does not die until thawed
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(s["pid"], 0)
-            self._kill_tree(s["pid"])
-            self._close_session_fds()
-        return {"event": "done", "ok": True}
+        return self.sessions.close()
+
+    @property
+    def session(self) -> dict[str, Any] | None:
+        return self.sessions.current
 
     # ---------------------------------------------------------------- probing
     def probe(self) -> dict[str, Any]:
@@ -885,27 +719,6 @@ class Server:
             self.cg.remove(self.pid)
 
 
-_CLOSE: queue.SimpleQueue[int] = queue.SimpleQueue()
-
-
-def _closer() -> None:
-    while True:
-        fd = _CLOSE.get()
-        with contextlib.suppress(OSError):
-            os.close(fd)
-
-
-def _close_state(state: dict[str, Any]) -> None:
-    """Close a call's inotify and upper-layer fds in a background thread: closing an inotify instance
-    waits for an SRCU grace period (~10-20 ms under load), which must not delay the reply."""
-    ino = state.pop("inotify", None)
-    if ino is not None:
-        _CLOSE.put(ino.fd)
-    up = state.pop("upper", None)
-    if up is not None:
-        _CLOSE.put(up)
-
-
 def _ns_id(pid: str, kind: str) -> str:
     try:
         return os.readlink(f"/proc/{pid}/ns/{kind}")
@@ -928,7 +741,7 @@ def main() -> int:
     os.dup2(null, 0)
     os.dup2(null, 1)
     kernel = preload(str(config.get("preload", "image")))
-    threading.Thread(target=_closer, name="fd-closer", daemon=True).start()
+    start_closer()
     server = Server(scratch, harness_pid, config, kernel)
     gc.collect()
     gc.freeze()  # children then never touch (and copy) the preloaded objects' GC headers

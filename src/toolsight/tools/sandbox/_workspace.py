@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import stat
 import struct
+import threading
 from typing import Any
 
 IN_ACCESS, IN_MODIFY, IN_CLOSE_WRITE, IN_CLOSE_NOWRITE, IN_OPEN = 0x1, 0x2, 0x8, 0x10, 0x20
@@ -222,3 +224,29 @@ class CopyBack:
         finally:
             os.close(src)
         return None
+
+
+_CLOSE: queue.SimpleQueue[int] = queue.SimpleQueue()
+
+
+def start_closer() -> None:
+    """The server's background thread that closes per-call fds (see `close_state`)."""
+    threading.Thread(target=_closer, name="fd-closer", daemon=True).start()
+
+
+def _closer() -> None:
+    while True:
+        fd = _CLOSE.get()
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def close_state(state: dict[str, Any]) -> None:
+    """Close a call's inotify and upper-layer fds in a background thread: closing an inotify instance
+    waits for an SRCU grace period (~10-20 ms under load), which must not delay the reply."""
+    ino = state.pop("inotify", None)
+    if ino is not None:
+        _CLOSE.put(ino.fd)
+    up = state.pop("upper", None)
+    if up is not None:
+        _CLOSE.put(up)
