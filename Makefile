@@ -13,7 +13,7 @@ PYTHON ?= python3
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -U pip
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,sandbox-libs]'
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps 'rapidocr-onnxruntime==1.4.4'
 	@touch $(STAMP)
 

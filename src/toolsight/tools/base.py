@@ -169,13 +169,15 @@ class ArtifactStore:
         tool_call_id: str | None = None,
         tool: str | None = None,
         size: tuple[int, int] | None = None,
+        file_name: str | None = None,
     ) -> Artifact:
+        """Register image bytes (already validated by the caller); `file_name` keeps a workspace name."""
         digest = hashlib.sha256(data).hexdigest()
         art_id = f"img-{digest[:12]}"
         if art_id in self._by_id:
             return self._by_id[art_id]
-        name = f"{art_id}{suffix}"
-        (self.workspace / name).write_bytes(data)
+        name = file_name or f"{art_id}{suffix}"
+        (self.workspace / name).write_bytes(data)  # the file then holds exactly the registered bytes
         if size is None:
             with Image.open(io.BytesIO(data)) as im:
                 size = im.size

@@ -68,6 +68,12 @@ def _python_stateful() -> list[Tool]:
     return stateful_code_tools()
 
 
+def _python_kernel() -> list[Tool]:
+    from toolsight.tools.python_tools import kernel_tools
+
+    return kernel_tools()
+
+
 def _calculator() -> list[Tool]:
     from toolsight.tools.calculator import calculator_tools
 
@@ -112,6 +118,9 @@ def _builtins() -> None:
                      "python_image_processing only (VisualToolBench contract)", needs_sandbox=True)
     register_toolset("python_stateful", _python_stateful,
                      "the python tools with a stateful interpreter (variables persist across a task's calls)",
+                     needs_sandbox=True)
+    register_toolset("python_kernel", _python_kernel,
+                     "python_kernel (a stateful IPython kernel: display(), plt.show(), Out values) and calculator",
                      needs_sandbox=True)
     register_toolset("calculator", _calculator, "safe arithmetic expression evaluator")
     register_toolset("opencv", _opencv, "the 35 VTC-Bench OpenCV interface operations")
