@@ -93,6 +93,9 @@ def run(
     cap: Annotated[list[str] | None, typer.Option(help="agent cap override NAME=VALUE (repeatable)")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="do not use the response cache")] = False,
     report: Annotated[bool, typer.Option(help="print the report tables at the end")] = True,
+    web: Annotated[str | None, typer.Option(help="web tools' backend: live | offline[=CORPUS_DIR] | replay=RUN_DIR")] = None,
+    web_budget: Annotated[int | None, typer.Option(min=1, help="web requests allowed in this run")] = None,
+    summary_model: Annotated[str | None, typer.Option(help="model that summarises pages for `visit`")] = None,
 ) -> None:
     """Run a benchmark (or a dataset folder) with a model; write a run directory."""
     from toolsight.models.base import ConfigurationError, GenerateConfig
@@ -112,6 +115,7 @@ def run(
         force=force, concurrency=concurrency, max_connections=max_connections, limit=limit, judge=judge, judge_base_url=judge_base_url,
         judge_concurrency=judge_concurrency, score=not no_score, scorer_mode=scorer_mode, retries=retries,
         task_timeout=task_timeout, backoff_base=backoff_base, generate=gen, caps=_parse_caps(cap or []), cache=not no_cache,
+        web=web, web_budget=web_budget, summary_model=summary_model,
     )
     from toolsight.session import execute_run
 

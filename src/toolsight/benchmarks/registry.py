@@ -42,10 +42,17 @@ def _vtc() -> Benchmark:
     return VTCBenchmark()
 
 
+def _visbrowse() -> Benchmark:
+    from toolsight.benchmarks.visbrowse import VisBrowseBenchmark
+
+    return VisBrowseBenchmark()
+
+
 def _builtins() -> None:
     register_benchmark("starter", _starter)
     register_benchmark("tir-bench", _tir)
     register_benchmark("vtc-bench", _vtc)
+    register_benchmark("visbrowse-bench", _visbrowse)
 
 
 def _load_all() -> None:
