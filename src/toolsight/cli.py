@@ -144,6 +144,10 @@ def generate(
             from toolsight.synth.vtc import generate_vtc
 
             generate_vtc(kind.removeprefix("vtc-"), n, seed, out_dir)
+        elif kind == "browse":
+            from toolsight.synth.browse import generate_browse
+
+            generate_browse(n, seed, out_dir)
         else:
             from toolsight.synth import generate as generate_tir
 
@@ -291,6 +295,8 @@ def _generator_kinds() -> dict[str, str]:
         kinds[name] = f"TIR-Bench style: {k.description}"
     for name in KIND_NAMES:
         kinds[f"vtc-{name}"] = "VTC-Bench style: MC question, degraded image, reference OpenCV tool chain"
+    kinds["browse"] = ("VisBrowse-Bench style: a generated mini-web (pages, pictures, links; offline corpus in "
+                       "corpus/) and multi-hop browsing tasks with reference tool-call programs")
     return kinds
 
 

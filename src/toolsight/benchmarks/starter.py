@@ -1,9 +1,11 @@
 """The built-in starter suite: ~70 generated tasks that run offline, with no API key.
 
-TIR-Bench-style tasks from every generator and difficulty (solved by Python in the sandbox) plus a
-handful of VTC-Bench-style tasks (solved by chaining OpenCV interface tools). Generated on first use
-into the user's cache (`$TOOLSIGHT_CACHE`, else `~/.cache/toolsight`) and reused after. Each task is
-scored by its own benchmark's official rules (TIR-Bench or VTC-Bench).
+TIR-Bench-style tasks from every generator and difficulty (solved by Python in the sandbox), a
+handful of VTC-Bench-style tasks (solved by chaining OpenCV interface tools) and a few
+VisBrowse-style browsing tasks over a generated mini-web (served offline on 127.0.0.1 from
+`browse/corpus`). Generated on first use into the user's cache (`$TOOLSIGHT_CACHE`, else
+`~/.cache/toolsight`) and reused after. Each task is scored by its own benchmark's official rules
+(TIR-Bench, VTC-Bench or VisBrowse-Bench).
 """
 
 from __future__ import annotations
@@ -22,8 +24,11 @@ from toolsight.scoring.base import Score, ScoreContext, Scorer
 from toolsight.tasks.dataset import load_dataset, validate_dataset, write_dataset
 from toolsight.tasks.schema import ImageRef, Task
 
-STARTER_VERSION = 1
+STARTER_VERSION = 2
 VTC_SEED = 7
+BROWSE_SEED = 11
+BROWSE_TASKS = 4
+BROWSE_DIR = "browse"
 
 
 def cache_root() -> Path:
@@ -34,6 +39,7 @@ def cache_root() -> Path:
 def build_starter(target: Path) -> Path:
     """Generate the combined suite into `target` (atomically)."""
     from toolsight.synth import STARTER_SEED, starter_suite
+    from toolsight.synth.browse import generate_browse
     from toolsight.synth.vtc import vtc_starter
 
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -44,7 +50,12 @@ def build_starter(target: Path) -> Path:
         for t in vtc_tasks:
             for turn in t.turns:
                 turn.images = [ImageRef(path=f"vtc/{i.path}", role=i.role) for i in turn.images]
-        write_dataset(tmp, tasks + vtc_tasks)
+        browse_tasks = generate_browse(BROWSE_TASKS, BROWSE_SEED, tmp / BROWSE_DIR)
+        (tmp / BROWSE_DIR / "tasks.jsonl").unlink()  # the combined tasks.jsonl lists them
+        for t in browse_tasks:
+            for turn in t.turns:
+                turn.images = [ImageRef(path=f"{BROWSE_DIR}/{i.path}", role=i.role) for i in turn.images]
+        write_dataset(tmp, tasks + vtc_tasks + browse_tasks)
         problems = validate_dataset(tmp)
         if problems:
             raise RuntimeError("generated starter suite is invalid: " + "; ".join(map(str, problems[:5])))
@@ -76,9 +87,11 @@ class StarterScorer:
 
         self.tir: Scorer = get_scorer("tir-bench", mode=mode)
         self.vtc: Scorer = get_scorer("vtc-bench", mode=mode)
+        self.browse: Scorer = get_scorer("visbrowse", mode=mode)
 
     async def score(self, task: Task, responses: list[str], ctx: ScoreContext) -> Score:
-        scorer = self.vtc if task.benchmark.startswith("vtc") else self.tir
+        scorer = (self.vtc if task.benchmark.startswith("vtc") else
+                  self.browse if task.benchmark.startswith("visbrowse") else self.tir)
         return await scorer.score(task, responses, ctx)
 
 
@@ -88,11 +101,12 @@ class StarterBenchmark(Benchmark):
     default_setting = "tools"
 
     def settings(self) -> dict[str, AgentSettings]:
-        tools_note = ("You may call the tools you are given: Python over the image in a sandbox, and OpenCV "
-                      "operations on images by id; you will see the images they produce. ")
+        tools_note = ("You may call the tools you are given: Python over the image in a sandbox, OpenCV "
+                      "operations on images by id, and web search, page visits and image crops (an image id "
+                      "works wherever an image URL is asked for); you will see the images they produce. ")
         return {
             "tools": AgentSettings(name="tools", system_prompt=GENERIC_SYSTEM.format(tools=tools_note),
-                                   tools=["python", "opencv"], answer_format="answer_tag"),
+                                   tools=["python", "opencv", "browse"], answer_format="answer_tag"),
             "direct": AgentSettings(name="direct", system_prompt=GENERIC_SYSTEM.format(tools=""), tools=[],
                                     answer_format="answer_tag"),
         }
@@ -101,7 +115,9 @@ class StarterBenchmark(Benchmark):
         root = data if data is not None else ensure_starter()
         ds = load_dataset(root)
         digest = hashlib.sha256((root / "tasks.jsonl").read_bytes()).hexdigest()[:16]
-        return LoadedTasks(ds.tasks, ds.root, str(root.resolve()), digest)
+        corpus = root / BROWSE_DIR / "corpus"
+        return LoadedTasks(ds.tasks, ds.root, str(root.resolve()), digest,
+                           web_corpus=corpus if (corpus / "manifest.json").is_file() else None)
 
     def scorer(self, setting: str, mode: str = "official") -> Scorer:
         return StarterScorer(mode)

@@ -178,7 +178,8 @@ class _TaskReference(Model):
         steps = list(program.get("steps") or [])
         values: dict[str, str] = {}
         for i, msg in enumerate(tool_msgs[: len(steps)]):
-            caught = program_captures(steps[i], msg.text)
+            text = "\n".join(p.text for p in msg.content if isinstance(p, TextPart))  # parts, one per line
+            caught = program_captures(steps[i], text)
             if caught is None:
                 names = ", ".join((steps[i].get("capture") or {}).keys())
                 return _reply(f"The reference program could not read {names} from the {steps[i]['tool']} result.")

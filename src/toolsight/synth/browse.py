@@ -155,7 +155,7 @@ def draw_poster(rng: np.random.Generator, title: str) -> np.ndarray:
     h, w = 320, 230
     bg, band, accent = _palette(rng, 3)
     img = np.full((h, w, 3), bg, np.uint8)
-    for i in range(int(rng.integers(2, 5))):
+    for _ in range(int(rng.integers(2, 5))):
         y = int(rng.integers(0, h))
         cv2.rectangle(img, (0, y), (w, y + int(rng.integers(6, 30))), band, -1)
     cx, cy = int(rng.integers(60, w - 60)), int(rng.integers(90, h - 110))

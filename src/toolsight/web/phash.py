@@ -17,7 +17,7 @@ import numpy as np
 from PIL import Image
 
 #: Hamming distance (of 64 bits) at or below which two images count as the same picture
-DEFAULT_THRESHOLD = 12
+DEFAULT_THRESHOLD = 8
 TRIMS = (0.04, 0.083, 0.12, 0.15)
 _MAX_SIDE = 256
 
