@@ -147,6 +147,8 @@ class TextSearch(WebTool):
             return _fail(f"Error in text_search: 'query' must be a string, got {type(query).__name__}")
         try:
             hits = await current_session().text_search(query, TEXT_RESULTS)
+        except BudgetExceeded:
+            raise
         except UrlRefused as exc:
             return _fail(str(exc), exc)
         except WebCallError as exc:
@@ -255,6 +257,8 @@ class ImageSearch(WebTool):
         error: WebCallError | None = None
         try:
             hits = await current_session().image_search(query, IMAGE_RESULTS)
+        except BudgetExceeded:
+            raise
         except WebCallError as exc:  # the reference retries, then returns no results
             hits, error = [], exc
         text = format_image_results(query, hits[:IMAGE_RESULTS])
@@ -274,6 +278,8 @@ class ReverseImageSearch(WebTool):
             try:
                 url = _hosted_if_artifact(image_url, ctx)
                 hits = await current_session().reverse_image_search(url, IMAGE_RESULTS)
+            except BudgetExceeded:
+                raise
             except WebCallError as exc:
                 error = exc
         text = format_reverse_results(hits[:IMAGE_RESULTS])
@@ -316,6 +322,8 @@ class Visit(WebTool):
         try:
             page = await session.read_page(str(url))
             content = page.text
+        except BudgetExceeded:
+            raise
         except WebCallError as exc:
             return _fail(visit_frame(url, goal, PAGE_UNREADABLE_EVIDENCE, PAGE_UNREADABLE_SUMMARY), exc)
         if not content or content.startswith("[visit] Failed to read page.") or content == "[visit] Empty content.":
@@ -387,6 +395,8 @@ class ImageCrop(WebTool):
             if source is not None:
                 parents.append(source.id)
             jpeg, px = crop_jpeg(data, [float(v) for v in bbox])
+        except BudgetExceeded:
+            raise
         except WebCallError as exc:
             return _fail(f"[Crop] could not download {ref}: {exc}", exc)
         except ToolError as exc:

@@ -53,7 +53,7 @@ def check_syntax(url: str) -> tuple[str, str]:
     if scheme not in SCHEMES:
         raise UrlRefused(f"URL scheme {scheme + ':' if scheme else '(none)'} is not allowed in {url!r}; "
                          "only http and https URLs can be fetched")
-    host = (parts.hostname or "").lower()
+    host = (parts.hostname or "").lower().rstrip(".")
     if not host:
         raise UrlRefused(f"URL {url!r} has no host")
     return scheme, host
