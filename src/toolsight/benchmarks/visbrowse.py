@@ -179,6 +179,10 @@ def read_records(jsonl: Path) -> list[tuple[int, dict[str, Any]]]:
             if encrypted:
                 if "canary" not in rec:
                     raise VisBrowseError(f"{where}: encrypted record without a 'canary' to decrypt it")
+                for field_name, value in [("question", rec["question"]), *[("answer", a) for a in rec["answer"]]]:
+                    if not _is_encrypted(value):  # the reference decoder would silently drop bad characters
+                        raise VisBrowseError(f"{where}: {field_name} is not valid base64; the record is damaged — "
+                                             f"re-download {JSONL}")
                 try:
                     rec = decrypt_record(rec, where)
                 except VisBrowseDataError as exc:

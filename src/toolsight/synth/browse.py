@@ -426,8 +426,8 @@ def build_tasks(root: Path, web: MiniWeb, n: int, seed: int) -> list[Task]:
     (root / "images").mkdir(parents=True, exist_ok=True)
     tasks: list[Task] = []
     for i in range(n):
-        s = SPECS[i % len(SPECS)]
-        kind = kinds[(i // len(SPECS)) % len(kinds)]
+        kind = kinds[i % len(kinds)]  # any four consecutive tasks cover every kind
+        s = SPECS[(i + i // len(kinds)) % len(SPECS)]
         pool = web.works[s.domain]
         for _ in range(200):  # pick four works; for "sibling" the target's creator needs another work
             four = rnd.sample(pool, 4)

@@ -108,6 +108,15 @@ class Cassette:
             rows = self._db.execute("SELECT op, COUNT(*) FROM calls GROUP BY op ORDER BY op").fetchall()
         return {str(r[0]): int(r[1]) for r in rows}
 
+    def first_request(self, op: str) -> dict[str, Any] | None:
+        """The request of the first recorded call of `op` (e.g. which summary model a run used)."""
+        with self._lock:
+            row = self._db.execute("SELECT request FROM calls WHERE op = ? ORDER BY created LIMIT 1", (op,)).fetchone()
+        if row is None:
+            return None
+        got: dict[str, Any] = json.loads(row[0])
+        return got
+
     def close(self) -> None:
         with self._lock:
             self._db.close()

@@ -343,8 +343,10 @@ def open_session(spec: str | None, run_dir: Path, *, default_corpus: Path | None
         if src.resolve() == record_path.resolve():
             raise WebError(f"--web replay={path}: replay into a new --out directory, not the recorded run itself")
         replay = Cassette(src, readonly=True)
+        recorded = replay.first_request("summarise")  # the recorded run's summary model, if it had one
+        name = summarizer_name or (str(recorded.get("model")) if recorded else None)
         return WebSession("replay", None, record=Cassette(record_path), replay=replay, limits=lim,
-                          summarizer=None, summarizer_name=summarizer_name, server=server)
+                          summarizer=None, summarizer_name=name, server=server)
     backend: Backend
     if mode == "offline":
         corpus = path or default_corpus
