@@ -33,7 +33,7 @@ def test_text_search_request_and_output_are_the_references(tmp_path: Path) -> No
 
     with FakeWeb(organic=ORGANIC) as fw:
         text = asyncio.run(go(fw))
-        req = [s for s in fw.seen if s.path == "/search"][0]
+        req = next(s for s in fw.seen if s.path == "/search")
     assert req.body == {"q": "gull rock lighthouse", "num": 5, "extendParams": {"country": "en", "page": 1}}
     assert req.headers["X-API-KEY"] == "test-key" and req.headers["Content-Type"] == "application/json"
     assert text == (

@@ -32,7 +32,7 @@ def _session(root: Path) -> WebSession:
 
 def test_text_search_ranks_by_bm25_and_formats_like_the_reference(corpus: tuple[Path, list[dict[str, object]]],
                                                                   tmp_path: Path) -> None:
-    root, entries = corpus
+    root, _entries = corpus
 
     async def go() -> str:
         async with opened(_session(root)):
@@ -144,14 +144,14 @@ def test_index_is_cached_and_rebuilt_when_a_file_changes(corpus: tuple[Path, lis
 
 
 def test_bad_corpus_is_one_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(WebError, match="no manifest.json"):
+    with pytest.raises(WebError, match=r"no manifest\.json"):
         read_manifest(tmp_path)
     (tmp_path / "manifest.json").write_text(json.dumps({"format": "toolsight-corpus/1", "pages": [
         {"url": "https://x.test/", "file": "../../etc/passwd"}]}))
     with pytest.raises(WebError, match=r"pages\[0\]\.file '\.\./\.\./etc/passwd' is not a file inside"):
         read_manifest(tmp_path)
     (tmp_path / "manifest.json").write_text('{"pages": [}')
-    with pytest.raises(WebError, match="manifest.json:1: not valid JSON"):
+    with pytest.raises(WebError, match=r"manifest\.json:1: not valid JSON"):
         read_manifest(tmp_path)
 
 

@@ -76,7 +76,7 @@ def test_visit_tool_shows_refusal_to_the_model_and_makes_no_request(tmp_path: Pa
     async def go() -> list[str]:
         with FakeWeb() as fw:
             env = {"SERPER_API_KEY": "test-key", "SERPER_BASE_URL": fw.base}  # direct reader (no Jina key)
-            async with opened(WebSession("live", LiveBackend(env=env, resolve_dns=False))) as s:
+            async with opened(WebSession("live", LiveBackend(env=env, resolve_dns=False))):
                 box = toolbox(tmp_path)
                 texts = []
                 for url in ("file:///etc/passwd", f"{fw.base}/secret", "http://10.1.2.3/", "http://169.254.169.254/"):
@@ -135,7 +135,7 @@ def test_robots_txt_disallow_is_honoured_by_the_direct_reader(tmp_path: Path) ->
         try:
             page = await backend.read_page(f"{fw.base}/open/page")
             assert "Harbour notes" in page.text and page.text.startswith("Title: Harbour")
-            with pytest.raises(UrlRefused, match="robots.txt"):
+            with pytest.raises(UrlRefused, match=r"robots\.txt"):
                 await backend.read_page(f"{fw.base}/private/page")
         finally:
             await backend.aclose()
@@ -154,7 +154,7 @@ def test_robots_txt_disallow_is_honoured_by_the_direct_reader(tmp_path: Path) ->
 def test_budget_is_per_run_and_the_model_is_told(tmp_path: Path) -> None:
     async def go(fw: FakeWeb) -> list[str]:
         backend = LiveBackend(env=fw.env())
-        async with opened(WebSession("live", backend, limits=Limits(max_requests=2))) as s:
+        async with opened(WebSession("live", backend, limits=Limits(max_requests=2))):
             box = toolbox(tmp_path)
             out = [(await call(box, "text_search", query=f"q{i}")).text for i in range(3)]
         return out
