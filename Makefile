@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(PY) bench/sandbox.py
 	$(PY) bench/opencv_tools.py
 	$(PY) bench/bench_server.py
+	$(PY) bench/web.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
