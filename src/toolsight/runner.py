@@ -307,7 +307,12 @@ class Runner:
         ctx = ScoreContext(judge=judge)
         if self.uses_sandbox:
             _size_sandbox(min(self.opts.concurrency, max(1, len(todo))))
-        web = self._open_web(cache) if self.uses_web else None
+        try:
+            web = self._open_web(cache) if self.uses_web else None
+        except RunError:
+            if cache is not None:
+                cache.close()
+            raise
         if not done_ids:
             specs = [t.spec() for t in self.tools]
             manifest = self._manifest(specs, isolation(self.uses_sandbox))

@@ -34,7 +34,7 @@ from toolsight.web.types import ImageHit, SearchHit, WebError
 
 MANIFEST = "manifest.json"
 FORMAT = "toolsight-corpus/1"
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # bump when hashing or the schema changes: cached indexes are rebuilt
 
 
 class CorpusPage(BaseModel):

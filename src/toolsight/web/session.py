@@ -217,7 +217,7 @@ class WebSession:
                 if not got.ok:
                     raise WebCallError(f"could not load the image at {image_url} (HTTP {got.status})")
                 data = got.body
-            elif self.is_hosted(image_url):
+            elif self.is_toolsight_hosted(image_url):
                 raise WebCallError(
                     f"{image_url} is hosted by toolsight on this machine; the live reverse image search needs a "
                     "public image URL (search the original image's URL instead)")
@@ -294,7 +294,12 @@ class WebSession:
         self._hosted[norm_url(url)] = self._hosted[norm_url(canonical)]
 
     def is_hosted(self, url: str) -> bool:
+        """True for a URL the local image host serves (its own URLs and aliased dataset URLs)."""
         return isinstance(url, str) and norm_url(url) in self._hosted
+
+    def is_toolsight_hosted(self, url: str) -> bool:
+        """True for toolsight's own image URLs (crops): nothing outside this machine can fetch them."""
+        return self.is_hosted(url) and norm_url(url).startswith(norm_url(HOSTED_PREFIX))
 
     async def _fetch_hosted(self, url: str, name: str) -> Fetched:
         if self._local is None:

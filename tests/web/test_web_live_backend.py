@@ -180,3 +180,24 @@ def test_manifest_description_names_the_backend(tmp_path: Path) -> None:
         d = _live(fw).describe()
     assert d["mode"] == "live" and d["backend"]["search"] == "serper" and d["backend"]["reader"] == "jina"
     assert json.dumps(d)  # JSON-able for the manifest
+
+
+def test_live_reverse_search_sends_dataset_urls_but_not_local_crops(tmp_path: Path) -> None:
+    dataset_url = "https://raw.example.org/repo/images/1.png"
+
+    async def go(fw: FakeWeb) -> tuple[str, Any]:
+        async with opened(_live(fw)) as s:
+            s.alias(dataset_url, png(picture(3)))  # a task's input image, also served locally
+            box = toolbox(tmp_path)
+            first = (await call(box, "reverse_image_search", image_url=dataset_url)).text
+            crop = await call(box, "image_crop", image_url=dataset_url, bbox=[0.1, 0.1, 0.6, 0.6])
+            url = crop.text.removeprefix("The url of cropped image: ")
+            return first, await call(box, "reverse_image_search", image_url=url)
+
+    with FakeWeb(lens=[{"title": "Hit", "link": "https://p.example/h", "imageUrl": "https://i.example/h.jpg"}]) as fw:
+        first, second = asyncio.run(go(fw))
+        bodies = [s.body for s in fw.seen if s.path == "/lens"]
+    assert bodies == [{"url": dataset_url}]  # the crop's local URL never went to the API
+    assert first.startswith("```\nImage: https://i.example/h.jpg")
+    assert second.text == "No image found: [], [], []" and not second.ok
+    assert "needs a public image URL" in (second.error or "")
