@@ -51,6 +51,7 @@ bench: $(STAMP)
 	$(PY) bench/opencv_tools.py
 	$(PY) bench/bench_server.py
 	$(PY) bench/perception.py
+	$(PY) bench/web.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -97,6 +97,9 @@ def run(
     history: Annotated[str | None, typer.Option(help="multi-turn history: gold (gold answers) | model")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="do not use the response cache")] = False,
     report: Annotated[bool, typer.Option(help="print the report tables at the end")] = True,
+    web: Annotated[str | None, typer.Option(help="web tools' backend: live | offline[=CORPUS_DIR] | replay=RUN_DIR")] = None,
+    web_budget: Annotated[int | None, typer.Option(min=1, help="web requests allowed in this run")] = None,
+    summary_model: Annotated[str | None, typer.Option(help="model that summarises pages for `visit`")] = None,
 ) -> None:
     """Run a benchmark (or a dataset folder) with a model; write a run directory."""
     from toolsight.models.base import GenerateConfig
@@ -123,6 +126,7 @@ def run(
         caps={**_parse_caps(cap or []), **({"history": history} if history else {})}, cache=not no_cache,
         demo_prompts=demo_prompts,
         agent=agent,
+        web=web, web_budget=web_budget, summary_model=summary_model,
     )
     from toolsight.agents.registry import agent_names
     from toolsight.session import execute_run
@@ -165,6 +169,10 @@ def generate(
             from toolsight.synth.vtc import generate_vtc
 
             generate_vtc(kind.removeprefix("vtc-"), n, seed, out_dir)
+        elif kind == "browse":
+            from toolsight.synth.browse import generate_browse
+
+            generate_browse(n, seed, out_dir)
         else:
             from toolsight.synth import generate as generate_tir
 
@@ -336,6 +344,8 @@ def _generator_kinds() -> dict[str, str]:
     kinds["phystool"] = ("PhysToolBench style: numbered toy tools, a job, answer = object numbers or None; "
                          "difficulty 0-3 = Easy, Medium-M1/M2/M3")
     kinds["vtb"] = "VisualToolBench style: single/multi-turn, rubrics with checks, official layout"
+    kinds["browse"] = ("VisBrowse-Bench style: a generated mini-web (pages, pictures, links; offline corpus in "
+                       "corpus/) and multi-hop browsing tasks with reference tool-call programs")
     return kinds
 
 

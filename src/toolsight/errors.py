@@ -32,3 +32,11 @@ class ToolsightError(Exception):
     @property
     def message(self) -> str:
         return str(self)
+
+
+class TaskAbort(ToolsightError):
+    """Raised inside a tool when the task cannot go on (e.g. a web replay has no recorded entry).
+
+    Tools turn every other exception into a failed call the model can read; this one passes
+    through the tool and the agent loop and ends the task with its message as the record's error.
+    """

@@ -29,7 +29,7 @@ from toolsight.agents.settings import AgentSettings
 from toolsight.agents.trajectory import Trajectory
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.cache import ResponseCache
-from toolsight.errors import ToolsightError
+from toolsight.errors import TaskAbort, ToolsightError
 from toolsight.log.manifest import Manifest
 from toolsight.metrics.compute import error_kind
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput
@@ -47,7 +47,7 @@ from toolsight.store import (
 )
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec
-from toolsight.tools.registry import build_tools, needs_sandbox
+from toolsight.tools.registry import build_tools, needs_sandbox, needs_web
 
 
 class RunError(ToolsightError):
@@ -84,6 +84,9 @@ class RunOptions(BaseModel):
     caps: dict[str, Any] = Field(default_factory=dict, description="overrides for AgentSettings caps")
     demo_prompts: str | None = Field(default=None, description="TIR-Bench demo_prompts.py for LLM answer extraction")
     agent: str | None = Field(default=None, description="agent override (toolsight.agents.registry), e.g. vcr")
+    web: str | None = Field(default=None, description="live | offline[=CORPUS] | replay=RUN_DIR (toolsight.web)")
+    web_budget: int | None = Field(default=None, description="web requests allowed per run")
+    summary_model: str | None = Field(default=None, description="model that summarises pages for `visit`")
 
     def defining(self) -> dict[str, Any]:
         keep = ("benchmark", "model", "setting", "data", "base_url", "limit", "scorer_mode", "caps")
@@ -92,6 +95,9 @@ class RunOptions(BaseModel):
         if self.agent:  # only when given, so runs made before the flag existed keep their hash
             d["agent"] = self.agent
         d["generate"] = self.generate.model_dump(exclude={"timeout"})
+        for k in ("web", "summary_model"):  # only when set, so older run directories still resume
+            if getattr(self, k) is not None:
+                d[k] = getattr(self, k)
         return d
 
     def config_hash(self) -> str:
@@ -170,6 +176,7 @@ class Runner:
         model: Model,
         judge: Model | None = None,
         on_progress: Callable[[RunSummary, CallStats], None] | None = None,
+        summarizer: Model | None = None,
     ) -> None:
         self.opts = opts
         self.bench = bench
@@ -193,6 +200,15 @@ class Runner:
         # tools are stateless (per-task state lives in the Toolbox), so one set serves every task
         self.tools = build_tools(self.settings.tools, extra=bench.toolsets())
         self.uses_sandbox = needs_sandbox(self.settings.tools, extra=bench.toolsets())
+        self.uses_web = needs_web(self.settings.tools, extra=bench.toolsets())
+        self.summarizer = summarizer
+        if self.uses_web:
+            from toolsight.web import WebError, parse_web_spec
+
+            try:
+                parse_web_spec(opts.web)  # a bad --web is reported before anything runs
+            except WebError as exc:
+                raise RunError(str(exc)) from None
 
     # ---- run directory --------------------------------------------------------------------
     def _manifest(self, tools: list[ToolSpec], isolation: dict[str, Any]) -> Manifest:
@@ -268,6 +284,9 @@ class Runner:
             traj = await asyncio.wait_for(agent.run(task, toolbox, inputs), self.opts.task_timeout)
         except TaskFailed as exc:
             traj, error = exc.trajectory, str(exc)
+        except TaskAbort as exc:  # e.g. a web replay without the recorded call: the task cannot go on
+            error = str(exc)
+            traj.artifacts = store.all()
         except TimeoutError:
             traj = Trajectory(stop_reason="time_limit", artifacts=store.all())
             error = f"time limit: task exceeded {self.opts.task_timeout:.0f} s"
@@ -306,9 +325,18 @@ class Runner:
         ctx = ScoreContext(judge=judge)
         if self.uses_sandbox:
             _size_sandbox(min(self.opts.concurrency, max(1, len(todo))))
+        try:
+            web = self._open_web(cache) if self.uses_web else None
+        except RunError:
+            if cache is not None:
+                cache.close()
+            raise
         if not done_ids:
             specs = [t.spec() for t in self.tools]
-            write_manifest(self.run_dir, self._manifest(specs, isolation(self.uses_sandbox)))
+            manifest = self._manifest(specs, isolation(self.uses_sandbox))
+            if web is not None:
+                manifest.backends["web"] = web.describe()
+            write_manifest(self.run_dir, manifest)
         writer = RecordWriter(self.run_dir)
         queue: asyncio.Queue[Task] = asyncio.Queue()
         for t in todo:
@@ -336,19 +364,45 @@ class Runner:
 
         try:
             n = max(1, min(self.opts.concurrency, len(todo) or 1))
-            await asyncio.gather(*(worker() for _ in range(n)))
+            with contextlib.ExitStack() as stack:
+                if web is not None:
+                    from toolsight.web import use_session
+
+                    stack.enter_context(use_session(web))
+                await asyncio.gather(*(worker() for _ in range(n)))
         except asyncio.CancelledError:
             summary.interrupted = True
             raise
         finally:
+            if web is not None:
+                await web.aclose()
             writer.close()
             if cache is not None:
                 cache.close()
-            for m in (self.model, self.judge_model):
+            for m in (self.model, self.judge_model, self.summarizer):
                 if m is not None:
                     with contextlib.suppress(Exception):
                         await m.aclose()
         return summary
+
+    def _open_web(self, cache: ResponseCache | None) -> Any:
+        """The run's web session (started), recording into the run directory."""
+        from toolsight.web import Limits, WebError, open_session
+        from toolsight.web.summarise import model_completer
+
+        complete = None
+        if self.summarizer is not None:
+            caller = ModelCaller(self.summarizer, max_connections=self.opts.judge_concurrency,
+                                 retries=self.opts.retries, backoff_base=self.opts.backoff_base, cache=cache)
+            complete = model_completer(self.summarizer, generate=caller)
+        limits = Limits(max_requests=self.opts.web_budget) if self.opts.web_budget else Limits()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            session = open_session(self.opts.web, self.run_dir, default_corpus=self.loaded.web_corpus,
+                                   summarizer=complete, summarizer_name=self.opts.summary_model, limits=limits)
+            return session.start()
+        except WebError as exc:
+            raise RunError(str(exc)) from None
 
 
 def _backends(tools: list[Any]) -> dict[str, Any]:

@@ -56,6 +56,7 @@ def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
     loaded = load_for_run(bench, opts.data)
     model = make_model(opts.model, opts.base_url)
     judge = make_model(opts.judge, opts.judge_base_url) if opts.judge else None
+    summarizer = make_model(opts.summary_model, opts.base_url) if opts.summary_model else None
     for note in loaded.notes:
         err.print(f"note: {note}", highlight=False)
 
@@ -70,7 +71,7 @@ def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
         progress.update(tid, completed=s.done + s.skipped, total=s.total,
                         status=f"errors {errs} · retrying {st.retrying_now} · tokens {s.tokens}")
 
-    runner = Runner(opts, bench, loaded, model, judge=judge, on_progress=on_progress)
+    runner = Runner(opts, bench, loaded, model, judge=judge, on_progress=on_progress, summarizer=summarizer)
     err.print(f"run directory: {runner.run_dir}", highlight=False)
     summary: RunSummary | None = None
     try:

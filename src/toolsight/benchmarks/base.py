@@ -27,6 +27,8 @@ class LoadedTasks:
     source: str
     fingerprint: str
     notes: list[str] = field(default_factory=list)
+    #: an offline web corpus that belongs to the data (the default for `--web`; see toolsight.web)
+    web_corpus: Path | None = None
 
 
 class Benchmark(ABC):

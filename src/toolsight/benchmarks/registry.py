@@ -46,10 +46,18 @@ def _phystool() -> Benchmark:
     from toolsight.benchmarks.phystoolbench import PhysToolBenchmark
 
     return PhysToolBenchmark()
+
+
 def _vtb() -> Benchmark:
     from toolsight.benchmarks.visualtoolbench import VisualToolBenchmark
 
     return VisualToolBenchmark()
+
+
+def _visbrowse() -> Benchmark:
+    from toolsight.benchmarks.visbrowse import VisBrowseBenchmark
+
+    return VisBrowseBenchmark()
 
 
 def _builtins() -> None:
@@ -58,6 +66,7 @@ def _builtins() -> None:
     register_benchmark("vtc-bench", _vtc)
     register_benchmark("phystoolbench", _phystool)
     register_benchmark("visualtoolbench", _vtb)
+    register_benchmark("visbrowse-bench", _visbrowse)
 
 
 def _load_all() -> None:

@@ -27,6 +27,8 @@ from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from toolsight.errors import TaskAbort
+
 Image.MAX_IMAGE_PIXELS = 64_000_000  # decompression-bomb guard for everything toolsight opens
 
 from toolsight.log.artifact import Artifact as Artifact  # noqa: E402 - re-exported
@@ -250,6 +252,8 @@ class Tool:
     name: str
     description: str
     parameters: dict[str, Any]
+    #: other names the toolbox accepts for this tool without advertising them (e.g. a paper's names)
+    aliases: tuple[str, ...] = ()
 
     def __init__(self, name: str, description: str, parameters: dict[str, Any]) -> None:
         self.name = name
@@ -271,6 +275,8 @@ class Tool:
             return ToolResult.fail(f"Error calling {self.name}: {exc}")
         try:
             return await self.run(args, ctx)
+        except TaskAbort:
+            raise
         except ToolError as exc:
             return ToolResult.fail(f"Error in {self.name}: {exc}")
         except asyncio.CancelledError:
@@ -443,8 +449,11 @@ class Toolbox:
 
     def __init__(self, tools: Iterable[Tool], store: ArtifactStore, task_id: str = "") -> None:
         self.tools: dict[str, Tool] = {}
+        self.aliases: dict[str, str] = {}
         for t in tools:
             self.tools[t.name] = t
+            for a in t.aliases:
+                self.aliases.setdefault(a, t.name)
         self.store = store
         self.task_id = task_id
         self.state: dict[str, Any] = {}
@@ -455,7 +464,7 @@ class Toolbox:
         return [t.spec(ctx) for t in self.tools.values()]
 
     async def call(self, name: str, raw_args: str | dict[str, Any] | None, call_id: str = "") -> ToolResult:
-        tool_ = self.tools.get(name)
+        tool_ = self.tools.get(name) or self.tools.get(self.aliases.get(name, ""))
         if tool_ is None:
             known = ", ".join(self.tools) or "(no tools in this setting)"
             return ToolResult.fail(f"Unknown tool {name!r}. Available tools: {known}.")
