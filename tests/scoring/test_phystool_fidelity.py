@@ -1,15 +1,14 @@
 """PhysToolBench: the official parse and set comparison reproduce every line of
-../shared/fidelity/phystoolbench.jsonl; corrected mode fixes the listed parsing bugs."""
+tests/fidelity/vectors/phystoolbench.jsonl; corrected mode fixes the listed parsing bugs."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fidelitykit import vectors
 from toolsight.scoring.base import Score, ScoreContext
 from toolsight.scoring.phystool import (
     PhysToolScorer,
@@ -21,14 +20,11 @@ from toolsight.scoring.phystool import (
 from toolsight.scoring.registry import get_scorer
 from toolsight.tasks.schema import Task, Turn
 
-FIDELITY = Path(__file__).resolve().parents[3] / "shared" / "fidelity" / "phystoolbench.jsonl"
 EXPECTED_DIFFERENCES = 27  # items where the CoT or no-CoT verdict differs between the modes
 
 
 def _vectors() -> list[dict[str, Any]]:
-    if not FIDELITY.exists():
-        pytest.skip(f"{FIDELITY} not found")
-    return [json.loads(line) for line in FIDELITY.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return vectors("phystoolbench")
 
 
 def _official(inp: dict[str, Any]) -> dict[str, Any]:

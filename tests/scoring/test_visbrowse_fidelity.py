@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from test_judge_scripted import ScriptedJudge
 
+from fidelitykit import vectors
+from sharedfiles import shared_file
 from toolsight.scoring.base import Score, ScoreContext
 from toolsight.scoring.registry import get_scorer
 from toolsight.scoring.semantic import semantic_prompt
@@ -27,16 +29,11 @@ from toolsight.scoring.visbrowse import (
 )
 from toolsight.tasks.schema import Task, Turn
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-FIDELITY = SHARED / "fidelity" / "visbrowse-bench.jsonl"
-SAMPLE = SHARED / "data" / "visbrowse-bench" / "data" / "VisBrowse-Bench.sample.jsonl"
+SAMPLE = "data/visbrowse-bench/data/VisBrowse-Bench.sample.jsonl"
 
 
 def _vectors(prefix: str) -> list[dict[str, Any]]:
-    if not FIDELITY.exists():
-        pytest.skip(f"{FIDELITY} not found")
-    rows = [json.loads(line) for line in FIDELITY.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [r for r in rows if r["vector_id"].startswith(prefix)]
+    return [r for r in vectors("visbrowse-bench") if r["vector_id"].startswith(prefix)]
 
 
 def test_decryption_reproduces_every_vector() -> None:
@@ -49,9 +46,7 @@ def test_decryption_reproduces_every_vector() -> None:
 
 
 def test_decrypting_the_shared_sample_matches_the_vectors() -> None:
-    if not SAMPLE.exists():
-        pytest.skip(f"{SAMPLE} not found")
-    rows = {r["id"]: r for r in load_decrypted(SAMPLE)}
+    rows = {r["id"]: r for r in load_decrypted(shared_file(SAMPLE))}
     assert len(rows) == 44
     assert len({r["canary"] for r in rows.values()}) == 1
     assert sum(len(r["answer"]) == 2 for r in rows.values()) == 3  # 76, 79, 133

@@ -1,4 +1,4 @@
-"""VisualToolBench official mode reproduces every line of ../shared/fidelity/visualtoolbench.jsonl.
+"""VisualToolBench official mode reproduces every line of tests/fidelity/vectors/visualtoolbench.jsonl.
 
 The stored judge replies are fed through ScriptedJudge (one reply sequence per rubric, matched by
 the rubric description inside the judge prompt — as the vectors' stub client did).
@@ -9,24 +9,19 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from pathlib import Path
 from typing import Any
 
-import pytest
 from test_judge_scripted import ScriptedJudge
 
+from fidelitykit import vectors
 from toolsight.scoring.base import Score, ScoreContext
 from toolsight.scoring.registry import get_scorer
 from toolsight.scoring.rubric import judge_prompt
 from toolsight.scoring.visualtoolbench import STEM_CATEGORIES, summarize, task_from_official
 
-FIDELITY = Path(__file__).resolve().parents[3] / "shared" / "fidelity" / "visualtoolbench.jsonl"
-
 
 def _vectors() -> list[dict[str, Any]]:
-    if not FIDELITY.exists():
-        pytest.skip(f"{FIDELITY} not found (the shared fidelity vectors live beside the repo)")
-    return [json.loads(line) for line in FIDELITY.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return vectors("visualtoolbench")
 
 
 def _score(vec: dict[str, Any], mode: str) -> tuple[Score, ScriptedJudge]:

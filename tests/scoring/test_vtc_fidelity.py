@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fidelitykit import vectors
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolSpec
 from toolsight.scoring.base import Score, ScoreContext
 from toolsight.scoring.registry import get_scorer
@@ -23,14 +22,11 @@ from toolsight.scoring.vtc import (
 )
 from toolsight.tasks.schema import Task, Turn
 
-FIDELITY = Path(__file__).resolve().parents[3] / "shared" / "fidelity" / "vtc-bench.jsonl"
 EXPECTED_DIFFERENCES = 13
 
 
 def _vectors() -> list[dict[str, Any]]:
-    if not FIDELITY.exists():
-        pytest.skip(f"{FIDELITY} not found")
-    return [json.loads(line) for line in FIDELITY.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return vectors("vtc-bench")
 
 
 def test_official_reproduces_every_vector() -> None:
