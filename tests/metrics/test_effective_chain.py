@@ -136,3 +136,36 @@ def test_no_turns_or_nothing_seen() -> None:
     assert task_chain(Trajectory()).effective_calls == []
     t = traj([art("in")], [], [[]])
     assert task_chain(t).turns[0].final_images == []
+
+
+def test_each_output_of_a_two_output_call_follows_its_own_parents() -> None:
+    # c3 took a1 (crop) and b1 (rotate) and made p from a1 and q from b1; the model looked at p
+    # only. Walking c3's inputs instead of p's parents would add the rotate (c2): a wrong step.
+    t = traj(
+        [art("in"), art("a1", "in", call="c1"), art("b1", "in", call="c2"),
+         art("p", "a1", call="c3"), art("q", "b1", call="c3")],
+        [call("c1", "crop", ["a1"], ["in"], rnd=1), call("c2", "rotate", ["b1"], ["in"], rnd=2),
+         call("c3", "python", ["p", "q"], ["a1", "b1"], rnd=3)],
+        [["in", "a1", "b1", "p"]],
+    )
+    ch = task_chain(t)
+    assert ch.turns[0].final_images == ["p"]
+    assert ch.effective_calls == ["c1", "c3"]
+
+
+def test_an_input_image_ends_the_walk_even_when_a_call_returned_it() -> None:
+    # The artifact store is content-addressed: a call whose output equals an input image (a
+    # rotation by 0, a full-frame crop) returns the input's own id, so the input has a producing
+    # call. The walk must still stop at an input image and never count that call.
+    t = traj(
+        [art("in"), art("a1", "in", call="c2")],
+        [call("c1", "rotate", ["in"], ["in"], rnd=1), call("c2", "crop", ["a1"], ["in"], rnd=2)],
+        [["in", "a1"]],
+    )
+    ch = task_chain(t)
+    assert ch.effective_calls == ["c2"]
+    assert ch.turns[0].reaches_input
+    # answering from the input itself: no call is effective, even the one that "made" it
+    t2 = traj([art("in")], [call("c1", "rotate", ["in"], ["in"])], [["in"]])
+    assert task_chain(t2).effective_calls == []
+    assert task_chain(t2).turns[0].reaches_input
