@@ -11,11 +11,10 @@ import pytest
 from toolsight.metrics import compute_run_metrics
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart
 from toolsight.rescore import load_run_tasks, rescore_run
+from toolsight.scoring import registry
 from toolsight.store import iter_records
 from toolsight.tasks.schema import Rubric
 from toolsight.tools.base import ToolSpec
-
-registry = pytest.importorskip("toolsight.scoring.registry")
 
 GOLD = re.compile(r"\*\*Golden Answer:\*\* (\S+)")
 CRIT = re.compile(r"\*\*Rubric Criterion:\*\* (.+?)  \n")

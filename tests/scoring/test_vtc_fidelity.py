@@ -22,8 +22,6 @@ from toolsight.scoring.vtc import (
 )
 from toolsight.tasks.schema import Task, Turn
 
-EXPECTED_DIFFERENCES = 13
-
 
 def _vectors() -> list[dict[str, Any]]:
     return vectors("vtc-bench")
@@ -42,11 +40,6 @@ def test_official_reproduces_every_vector() -> None:
             wrong.append((r["vector_id"], r["case"], got, want))
     assert wrong == []
 
-
-def test_corrected_differs_on_the_documented_number_of_items() -> None:
-    diff = [r["vector_id"] for r in _vectors()
-            if vtc_rule_score(r["input"]["row"]) != vtc_rule_score(r["input"]["row"], "corrected")]
-    assert len(diff) == EXPECTED_DIFFERENCES, diff
 
 
 MC = {"index": 1, "id": "chart_1", "category": "chart", "question": "Which share?", "answer": "C",

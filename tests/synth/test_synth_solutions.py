@@ -16,6 +16,7 @@ from toolsight.synth import KINDS, STARTER_PLAN, ensure_starter_suite, make_task
 from toolsight.synth.verify import answer_from_output, run_solution, run_solutions
 from toolsight.tasks.dataset import load_dataset, validate_dataset
 from toolsight.tasks.schema import Task
+from toolsight.tools import sandbox
 
 
 def _report(runs: list) -> str:  # type: ignore[type-arg]
@@ -99,9 +100,6 @@ def test_solution_finds_inputs_renamed_by_the_artifact_store(tmp_path: Path) -> 
 
 
 def test_solutions_run_in_the_real_sandbox(tmp_path: Path) -> None:
-
-
-    sandbox = pytest.importorskip("toolsight.tools.sandbox")
     tasks: list[Task] = []
     for kind in KINDS:
         tasks += make_tasks(kind, 1, seed=31, out_dir=tmp_path / "ds")
