@@ -73,7 +73,8 @@ def main() -> None:
     if args.child:
         _child(args.child[0], Path(args.child[1]), Path(args.child[2]))
         return
-    from toolsight.report.fixtures import make_fixture_run
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the test-support fixture
+    from runfixture import make_fixture_run
 
     tmp = Path(tempfile.mkdtemp(prefix="toolsight-bench-report-"))
     try:
