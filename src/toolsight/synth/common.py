@@ -1,7 +1,8 @@
 """Shared helpers for the task generators: the generator context, image saving, and reference solutions.
 
 A reference solution is plain Python source stored in `turn.meta['reference_solution']`. It is the
-kind's solver file from `toolsight/synth/solutions/` with a short head: `PARAMS = {...}` holding only
+kind's solver module from `toolsight/synth/solutions/` (importable; it defines `solve(PARAMS)`),
+followed by the call `solve(PARAMS)`, with a short head: `PARAMS = {...}` holding only
 what the task itself shows a model (image file basenames, grid sizes named in the prompt, the options),
 `FILES` (basename -> sha256 of each input image) and a few lines that find each input in the current
 directory by name, or by content if the workspace renamed it. It never receives the gold answer or any
@@ -80,7 +81,8 @@ def solution_source(kind: str, params: dict[str, Any], files: dict[str, str] | N
     """
     body = resources.files("toolsight.synth.solutions").joinpath(f"{kind}.py").read_text(encoding="utf-8")
     head = f"PARAMS = {params!r}\nFILES = {dict(files or {})!r}\n"
-    return head + _PRELUDE + "\n" + body
+    # the solver file is an importable module defining `solve(PARAMS)`; the task's script calls it
+    return head + _PRELUDE + "\n" + body + "\n\nsolve(PARAMS)\n"
 
 
 def make_task(
