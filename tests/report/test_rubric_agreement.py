@@ -63,8 +63,8 @@ def test_rubric_rescore_and_agreement(run_dir: Path, tmp_path: Path) -> None:
                           "kind": "subjective"})
     human = tmp_path / "human.jsonl"
     human.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    m = compute_run_metrics(run_dir, scores="rubric", human_grades=human)
-    a = m.agreement
+    metrics = compute_run_metrics(run_dir, scores="rubric", human_grades=human)
+    a = metrics.agreement
     assert a is not None and a.n == len(lines) and a.unmatched_human == 0
     r2 = [x for x in lines if x["rubric"] == "r2"]
     agree_r2 = sum(1 for x in r2 if x["human"] == "Met")

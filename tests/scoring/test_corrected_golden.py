@@ -38,7 +38,7 @@ def test_every_vector_scores_as_reviewed(name: str) -> None:
     want = {r["vector_id"]: r for r in golden(name)}
     got = {r["vector_id"]: r for r in current(name)}
     assert sorted(got) == sorted(want), "vectors added or removed: review them into the golden file"
-    wrong = []
+    wrong: list[tuple[Any, ...]] = []
     for vid, g in got.items():
         w = want[vid]
         if g["input_sha256"] != w["input_sha256"]:
