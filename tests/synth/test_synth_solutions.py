@@ -17,6 +17,7 @@ from toolsight.synth.verify import answer_from_output, run_solution, run_solutio
 from toolsight.tasks.dataset import load_dataset, validate_dataset
 from toolsight.tasks.schema import Task
 from toolsight.tools import sandbox
+from toolsight.tools.python_tools import MAX_CODE_CHARS
 
 
 def _report(runs: list) -> str:  # type: ignore[type-arg]
@@ -35,6 +36,10 @@ def test_starter_suite_is_complete_and_every_reference_solution_solves_it(tmp_pa
         levels = {t.turns[0].meta["difficulty"] for t in tasks if t.tags["generator"] == kind}
         assert levels == {lvl for lvl, _ in plan} and kind in KINDS
     assert tasks[0].id == "jigsaw-d3-s20251122-0000" and tasks[-1].id == "color_proportion-d3-s20251122-0008"
+    # the reference agent sends each solution through the code tool, which refuses longer code
+    too_long = [(t.id, len(t.turns[0].meta["reference_solution"])) for t in tasks
+                if len(t.turns[0].meta["reference_solution"]) > MAX_CODE_CHARS]
+    assert too_long == []
     runs = run_solutions(tasks, root, workers=2)
     failed = [r for r in runs if not r.solved]
     assert not failed, _report(failed)
