@@ -97,6 +97,7 @@ def test_accuracy_and_groups(hand_run: Path) -> None:
     assert m.groups["turn_type+cat"]["single / A"].n == 3
     assert m.groups["turn_type+cat"]["single / B"].score.value == 0.0
     assert m.overall.score.lo is not None and m.overall.score.hi is not None
+    assert m.overall.score.value is not None
     assert m.overall.score.lo <= m.overall.score.value <= m.overall.score.hi
 
 

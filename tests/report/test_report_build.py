@@ -66,7 +66,8 @@ def test_json_and_csv_carry_the_numbers(two_runs: tuple[Path, Path]) -> None:
     assert doc["runs"][1]["tool_use"]["eff_tool"]["value"] == pytest.approx(mc.tool_use.eff_tool.value)
     rows = list(csv.DictReader(io.StringIO(build_report([base, code], by=["category"], fmt="csv"))))
     hit = [r for r in rows if r["table"] == "Score % by category" and r["Setting"] == "code" and r["column"] == "ocr"]
-    assert len(hit) == 1 and float(hit[0]["value"]) == pytest.approx(100 * mc.groups["category"]["ocr"].score.value)
+    ocr = mc.groups["category"]["ocr"].score.value
+    assert ocr is not None and len(hit) == 1 and float(hit[0]["value"]) == pytest.approx(100 * ocr)
 
 
 def test_warnings_and_bad_requests(run_dir: Path) -> None:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from runfixture import make_fixture_run
 from toolsight.log import Record, iter_records
 from toolsight.metrics import compute_run_metrics
 from toolsight.report import build_report, export_records
-from toolsight.report.fixtures import make_fixture_run
 from toolsight.report.plots import PLOTS, tool_share_figure
 
 EVIL_TOOL = "<svg onload=alert(1)>"
@@ -112,7 +112,9 @@ def test_tool_share_labels_sit_on_their_bars(two_runs: tuple[Path, Path], tmp_pa
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
     ticks = list(ax.get_yticks())
-    bars = [p for p in ax.patches if p.get_width() > 0]
+    from matplotlib.patches import Rectangle
+
+    bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_width() > 0]
     assert labels and bars
     for name, y in zip(labels, ticks, strict=True):
         mine = [p for p in bars if abs(p.get_y() + p.get_height() / 2 - y) < 0.45]

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from runfixture import make_fixture_run
 from toolsight.log import Record, iter_records
 from toolsight.metrics import compute_run_metrics
 from toolsight.metrics.cost import Price
 from toolsight.report import build_report
-from toolsight.report.fixtures import make_fixture_run
 from toolsight.report.viewer import build_viewer, serve
 from toolsight.report.viewer_compare import build_compare
 

@@ -44,7 +44,7 @@ def test_sample_loads_decrypted_with_tags_lists_and_image_urls() -> None:
     for tid, out in expected.items():
         turn = by_id[tid].turns[0]
         assert turn.prompt == out["question"]
-        gold = out["answer"]
+        gold: list[str] = out["answer"]  # type: ignore[assignment]
         assert turn.answer == (gold if len(gold) > 1 else gold[0])  # type: ignore[arg-type]
     two = {t.id: t.turns[0].answer for t in tasks if isinstance(t.turns[0].answer, list)}
     assert set(two) == {"76", "79", "133"} and all(len(v) == 2 for v in two.values())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from vbkit import ScriptModel, calls, run_task, say
@@ -69,7 +70,7 @@ def test_fifteen_rounds_then_must_answer_then_no_answer(miniweb: Path, tmp_path:
     assert corrected.requests[-1][1] == []  # the corrected loop forces an answer on the last call
 
 
-def _ctx():  # type: ignore[no-untyped-def]
+def _ctx() -> Any:
     from toolsight.scoring.base import ScoreContext
 
     return ScoreContext(judge=None)

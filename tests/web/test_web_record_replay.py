@@ -26,7 +26,7 @@ async def _run_all(spec: str, run_dir: Path, tmp: Path, env: dict[str, str] | No
     session = open_session(spec, run_dir, env=env)
     backend = session.backend
     if backend is not None:  # let the live backend fetch hit images from the test server
-        backend.allowed_origins = tuple(o for o in [env["SERPER_BASE_URL"]] if env)  # type: ignore[attr-defined]
+        backend.allowed_origins = (env["SERPER_BASE_URL"],) if env else ()  # type: ignore[attr-defined]
     out = []
     async with opened(session.start()):
         box = toolbox(tmp, "task")
