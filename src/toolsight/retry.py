@@ -1,15 +1,59 @@
-"""Model calls with a connection limit, finite retries (exponential backoff, jitter, Retry-After)
-and the response cache. Used for the evaluated model and for judges alike."""
+"""Model calls with a connection limit, finite retries, a shared circuit breaker and the cache.
+
+`ModelCaller` wraps one `Model` (the evaluated model, or a judge) for a whole run:
+
+- a semaphore for the endpoint's connection limit (`max_connections`);
+- the response cache for deterministic requests;
+- errors sorted by `classify`:
+  - **fatal** (HTTP 401/403: credentials; 404: model or URL unknown): nothing else can succeed,
+    so the run stops at once (`RunAborted`);
+  - **transient** (connection, timeout, 408, 429, 5xx): retried with exponential backoff and
+    jitter (a Retry-After is honoured up to `max_retry_after`), never stopped early for repeating
+    itself; when they show the endpoint is down the shared `CircuitBreaker` pauses every call
+    until a probe gets through, and those attempts do not spend the call's `retries`. A transient
+    error fails a task only if the endpoint served something (a call or a probe) after the
+    task's call started — otherwise it is an outage, bounded by `outage_timeout`;
+  - **retryable** (a malformed reply, 409, 425): retried, but an error that repeats identically
+    `max_identical` times fails the task instead of burning every retry;
+  - **permanent** (any other 4xx): fails the task at once.
+
+`call()` returns the output and a `CallInfo` (retries, time paused, duration) that the runner
+stores per model call in the trajectory. Everything the runner shows about calls is in `stats`.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import random
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
+from toolsight.breaker import CircuitBreaker, StillDown
 from toolsight.cache import ResponseCache, request_key
+from toolsight.errors import RunAborted
 from toolsight.models.base import GenerateConfig, Message, Model, ModelError, ModelOutput
 from toolsight.tools.base import ToolSpec
+
+ErrorClass = Literal["fatal", "transient", "retryable", "permanent"]
+
+
+def classify(exc: ModelError) -> ErrorClass:
+    """How the runner treats a provider error (see the module docstring)."""
+    if exc.status in (401, 403, 404):
+        return "fatal"
+    if exc.kind in ("connection", "timeout"):
+        return "transient"
+    if exc.status is not None and (exc.status >= 500 or exc.status in (408, 429)):
+        return "transient"
+    return "retryable" if exc.retryable else "permanent"
+
+
+def fatal_message(label: str, exc: ModelError) -> str:
+    why = {401: "the credentials were rejected", 403: "access was refused",
+           404: "the model or the base URL was not found"}.get(exc.status or 0, "the request was refused")
+    return f"{label}: {why} ({exc}); stopping the run — fix it, then resume"
 
 
 @dataclass
@@ -20,61 +64,178 @@ class CallStats:
     cache_hits: int = 0
     tokens: int = 0
     errors: int = 0
+    waiting_now: int = 0
 
 
 @dataclass
+class CallInfo:
+    """What happened to one call: failed attempts before its outcome, seconds paused for an outage."""
+
+    retries: int = 0
+    waited_s: float = 0.0
+    duration_s: float = 0.0
+    cached: bool = False
+
+
+@dataclass
+class _Attempts:
+    call_seen: int  # the breaker's success count when the call started
+    retries_spent: int = 0
+    last: str | None = None
+    identical: int = 0
+    info: CallInfo = field(default_factory=CallInfo)
+
+
+class CallFailed(ModelError):
+    """The ModelError a call ended with, plus what happened before it (for the trajectory)."""
+
+    def __init__(self, exc: ModelError, info: CallInfo) -> None:
+        super().__init__(str(exc), retryable=exc.retryable, retry_after=exc.retry_after, status=exc.status,
+                         kind=exc.kind)
+        self.info = info
+
+
 class ModelCaller:
-    """Wraps a Model: `await caller(messages, tools, config)` with limit, retries and cache."""
+    """Wraps a Model: `await caller(messages, tools, config)` with limit, retries, breaker and cache."""
 
-    model: Model
-    max_connections: int = 32
-    retries: int = 5
-    backoff_base: float = 1.0
-    backoff_max: float = 60.0
-    max_identical: int = 3
-    cache: ResponseCache | None = None
-    stats: CallStats = field(default_factory=CallStats)
-
-    def __post_init__(self) -> None:
-        self._sem = asyncio.Semaphore(self.max_connections)
+    def __init__(
+        self,
+        model: Model,
+        max_connections: int = 32,
+        retries: int = 5,
+        backoff_base: float = 1.0,
+        backoff_max: float = 60.0,
+        max_identical: int = 3,
+        cache: ResponseCache | None = None,
+        stats: CallStats | None = None,
+        *,
+        max_retry_after: float = 120.0,
+        outage_timeout: float = 600.0,
+        breaker_threshold: int = 3,
+        label: str = "model endpoint",
+        on_event: Callable[[str], None] | None = None,
+    ) -> None:
+        self.model = model
+        self.max_connections = max_connections
+        self.retries = retries
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.max_identical = max_identical
+        self.cache = cache
+        self.stats = stats or CallStats()
+        self.max_retry_after = max_retry_after
+        self.label = label
+        self._sem = asyncio.Semaphore(max_connections)
+        self._probe_config = GenerateConfig(max_tokens=16)
+        self.breaker = CircuitBreaker(
+            self._probe, label=label, threshold=breaker_threshold, backoff_base=backoff_base,
+            # probe often enough to notice the end of a short outage, rarely enough to be cheap
+            probe_max=min(15.0, max(backoff_base, outage_timeout / 20)),
+            outage_timeout=outage_timeout, max_retry_after=max_retry_after, on_event=on_event,
+        )
 
     async def __call__(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+        out, _ = await self.call(messages, tools, config)
+        return out
+
+    async def call(
+        self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig
+    ) -> tuple[ModelOutput, CallInfo]:
+        """One model call with everything above; raises `CallFailed` (a ModelError) or RunAborted."""
+        t0 = time.monotonic()
         key = None
         if self.cache is not None and config.is_deterministic():
             key = request_key(self.model.name, messages, tools, config)
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
-                return hit
-        last: str | None = None
-        identical = 0
-        attempt = 0
+                return hit, CallInfo(cached=True)
+        self._probe_config = config.model_copy(update={"max_tokens": 16, "timeout": min(config.timeout, 30.0)})
+        st = _Attempts(call_seen=self.breaker.successes)
         while True:
+            st.info.waited_s += await self._wait_for_endpoint()
+            seen = self.breaker.successes
             try:
                 async with self._sem:
                     self.stats.calls += 1
                     out = await self.model.generate(messages, tools, config)
+                self.breaker.success()
                 break
             except ModelError as exc:
-                msg = str(exc)
-                identical = identical + 1 if msg == last else 1
-                last = msg
-                repeated = exc.status != 429 and identical >= self.max_identical
-                if not exc.retryable or attempt >= self.retries or repeated:
-                    self.stats.errors += 1
-                    raise
-                attempt += 1
-                self.stats.retries += 1
-                delay = exc.retry_after if exc.retry_after is not None else min(
-                    self.backoff_max, self.backoff_base * (2 ** (attempt - 1))
-                )
-                delay = delay * (1 + random.uniform(0, 0.25)) if exc.retry_after is None else delay
+                delay = self._after_failure(exc, seen, st)
+                if delay is None:
+                    continue  # the endpoint is down: wait for the breaker, no retry spent
                 self.stats.retrying_now += 1
                 try:
                     await asyncio.sleep(delay)
                 finally:
                     self.stats.retrying_now -= 1
+        st.info.duration_s = round(time.monotonic() - t0, 4)
         self.stats.tokens += out.usage.total_tokens
         if key is not None and self.cache is not None and out.finish_reason != "error":
             self.cache.put(key, out)
-        return out
+        return out, st.info
+
+    async def _wait_for_endpoint(self) -> float:
+        if not self.breaker.is_open:
+            self.breaker.raise_if_aborted()
+            return 0.0
+        self.stats.waiting_now += 1
+        try:
+            return await self.breaker.wait()
+        finally:
+            self.stats.waiting_now -= 1
+
+    def _after_failure(self, exc: ModelError, seen: int, st: _Attempts) -> float | None:
+        """Decide what a failed attempt leads to: raise, wait for the breaker (None), or back off (seconds)."""
+        kind = classify(exc)
+        if kind == "fatal":
+            self.stats.errors += 1
+            abort = RunAborted(fatal_message(self.label, exc))
+            self.breaker.abort(abort)
+            raise abort
+        if kind == "permanent":
+            self.stats.errors += 1
+            raise CallFailed(exc, st.info) from exc
+        st.info.retries += 1
+        self.stats.retries += 1
+        if kind == "transient":
+            retry_after = None if exc.retry_after is None else min(exc.retry_after, self.max_retry_after)
+            if self.breaker.failure(str(exc), seen, retry_after):
+                return None
+        else:
+            msg = str(exc)
+            st.identical = st.identical + 1 if msg == st.last else 1
+            st.last = msg
+            if st.identical >= self.max_identical:
+                self.stats.errors += 1
+                raise CallFailed(exc, st.info) from exc
+        if st.retries_spent >= self.retries:
+            if kind == "transient" and self.breaker.successes == st.call_seen:
+                # out of retries, but nothing has been served since this call started: an outage,
+                # not a bad request — pause the run (bounded by --outage-timeout) instead of failing
+                self.breaker.trip(str(exc))
+                return None
+            self.stats.errors += 1
+            raise CallFailed(exc, st.info) from exc
+        st.retries_spent += 1
+        if exc.retry_after is not None:
+            return min(exc.retry_after, self.max_retry_after)
+        backoff: float = min(self.backoff_max, self.backoff_base * 2.0 ** (st.retries_spent - 1))
+        return backoff * (1 + random.uniform(0, 0.25))
+
+    async def _probe(self) -> None:
+        """A tiny request: any answer but a transient failure means the endpoint is reachable again."""
+        try:
+            await self.model.generate([Message.user("ping")], [], self._probe_config)
+        except ModelError as exc:
+            kind = classify(exc)
+            if kind == "fatal":
+                raise RunAborted(fatal_message(self.label, exc)) from None
+            if kind == "transient":
+                raise StillDown(str(exc)) from None
+        except Exception:  # an adapter failing on this odd request still means the endpoint answered
+            return
+
+    async def aclose(self) -> None:
+        await self.breaker.aclose()

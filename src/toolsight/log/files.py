@@ -7,11 +7,14 @@ last record of each task (`latest_records`). Nothing here is rewritten in place.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from toolsight.errors import ToolsightError
 from toolsight.log.manifest import MANIFEST_SCHEMA_VERSION, Manifest
@@ -41,7 +44,8 @@ def upgrade_manifest(data: dict[str, Any]) -> dict[str, Any]:
 
 def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
     """Bring a record dict of any known version to the current layout."""
-    version = int(data.get("schema_version", 1))
+    raw = data.get("schema_version", 1)
+    version = raw if isinstance(raw, int) else 1
     if version > RECORD_SCHEMA_VERSION:
         raise RunLogError(
             f"record schema version {version} is newer than this toolsight understands "
@@ -68,12 +72,32 @@ def read_manifest(run_dir: Path) -> Manifest:
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Write atomically (temp file + rename): a reader sees the old or the new manifest, never half."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = run_dir / (MANIFEST + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(manifest.model_dump_json(indent=2))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, run_dir / MANIFEST)
+    atomic_write_text(run_dir / MANIFEST, manifest.model_dump_json(indent=2))
+
+
+@contextlib.contextmanager
+def atomic_writer(path: Path, *, newline: str | None = None) -> Iterator[IO[str]]:
+    """Write a text file so that it appears whole or not at all: a temp file in the same folder,
+    fsynced, then renamed over `path`. A kill or an error mid-way leaves the old file (or none)
+    and no truncated file that looks complete."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """`path.write_text(text)`, but atomic (see `atomic_writer`)."""
+    with atomic_writer(path) as fh:
+        fh.write(text)
 
 
 def complete_lines(path: Path) -> Iterator[str]:
@@ -91,12 +115,55 @@ def complete_lines(path: Path) -> Iterator[str]:
 def iter_record_dicts(run_dir: Path, file: str = RECORDS) -> Iterator[dict[str, Any]]:
     """Every complete record line as an upgraded dict, in file order (lines that are not JSON skipped)."""
     for line in complete_lines(run_dir / file):
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
+        data = _parse_line(line)
+        if data is not None:
             yield upgrade_record(data)
+
+
+def _parse_line(line: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+# records are written with schema_version first and task_id second; reading the id with this
+# pattern lets a pass over a large file skip parsing whole trajectories
+_ID_PREFIX = re.compile(r'\{"schema_version":\s*\d+,\s*"task_id":\s*("(?:[^"\\]|\\.)*")')
+
+
+def _task_id_of(line: str) -> str | None:
+    m = _ID_PREFIX.match(line)
+    if m is not None:
+        with contextlib.suppress(json.JSONDecodeError):
+            return str(json.loads(m.group(1)))
+    data = _parse_line(line)
+    if data is None or "task_id" not in data:
+        return None
+    return str(data["task_id"])
+
+
+def iter_latest_records(run_dir: Path, file: str = RECORDS) -> Iterator[Record]:
+    """The last record of each task, streamed (two passes over the file, one record in memory at a
+    time), in the file order of those last records. What reports, metrics and re-scoring read: a
+    task re-run on resume (e.g. after an error) counts once, with its newest record."""
+    last: dict[str, int] = {}
+    for no, line in enumerate(complete_lines(run_dir / file)):
+        tid = _task_id_of(line)
+        if tid is not None:
+            last[tid] = no
+    keep = set(last.values())
+    for no, line in enumerate(complete_lines(run_dir / file)):
+        if no not in keep:
+            continue
+        data = _parse_line(line)
+        if data is None:
+            continue
+        try:
+            yield Record.model_validate(upgrade_record(data))
+        except ValueError:
+            continue
 
 
 def iter_records(run_dir: Path, file: str = RECORDS) -> Iterator[Record]:
@@ -122,3 +189,15 @@ def latest_records(run_dir: Path, file: str = RECORDS) -> list[Record]:
 def finished_ids(run_dir: Path, file: str = RECORDS) -> set[str]:
     """Ids of tasks with at least one complete record."""
     return {str(d.get("task_id")) for d in iter_record_dicts(run_dir, file)}
+
+
+def latest_status(run_dir: Path, file: str = RECORDS) -> dict[str, tuple[str | None, str | None]]:
+    """task id -> (error, task_hash) of its last complete record: what --resume needs to decide
+    which tasks are done, which ended in error and which ran on a task that has changed since."""
+    out: dict[str, tuple[str | None, str | None]] = {}
+    for d in iter_record_dicts(run_dir, file):
+        if "task_id" not in d:
+            continue
+        err, th = d.get("error"), d.get("task_hash")
+        out[str(d["task_id"])] = (str(err) if err is not None else None, str(th) if th is not None else None)
+    return out

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsight.errors import ToolsightError
-from toolsight.log.files import RECORDS, iter_records
+from toolsight.log.files import RECORDS, iter_latest_records
 from toolsight.log.record import Record
 from toolsight.metrics.chain import task_chain
 from toolsight.metrics.taxonomy import call_operations
@@ -260,7 +260,7 @@ def iter_views(
 ) -> Iterator[TaskView]:
     """Stream TaskViews for a run; `scores` names a scores file to use instead of record scores."""
     table = load_scores(run_dir, scores) if scores else None
-    for rec in iter_records(run_dir, file):
+    for rec in iter_latest_records(run_dir, file):  # a task re-run on resume counts once, as its last record
         if table is not None:
             sc = table.get(rec.task_id)
         else:

@@ -23,12 +23,13 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from toolsight.agents.trajectory import ToolCallRecord
+from toolsight.log.files import iter_latest_records
 from toolsight.metrics.chain import task_chain
 from toolsight.metrics.views import ScoreLite, load_scores, scores_path
 from toolsight.models.base import ImagePart, Message, TextPart
 from toolsight.record import Record
 from toolsight.scoring.base import Score
-from toolsight.store import artifact_dir, iter_records, read_manifest, safe_name
+from toolsight.store import artifact_dir, read_manifest, safe_name
 from toolsight.tasks.schema import Task
 
 INDEX = "index.html"
@@ -233,7 +234,7 @@ def build_viewer(
     rows: list[dict[str, Any]] = []
     tag_values: dict[str, set[str]] = {}
     pending: tuple[str, dict[str, Any], str | None] | None = None
-    for rec in iter_records(rd):
+    for rec in iter_latest_records(rd):
         if score_table is not None:
             raw = score_table.get(rec.task_id)
             score = Score.model_validate(raw) if raw is not None else None
