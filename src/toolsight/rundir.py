@@ -211,6 +211,6 @@ def record_resume(run_dir: Path, manifest: Manifest, event: dict[str, Any],
     update: dict[str, Any] = {"history": [*manifest.history, event]}
     if accepted:
         update.update(accepted)
-    new = manifest.model_copy(update=update)
+    new = Manifest.model_validate({**manifest.model_dump(mode="json"), **update})
     write_manifest(run_dir, new)
     return new

@@ -411,6 +411,8 @@ class Runner:
                 job.cancel()
                 with contextlib.suppress(BaseException):
                     await job
+            elif not job.cancelled():
+                job.exception()  # mark it retrieved: the run reports the first failure, not asyncio
 
     async def _run_task(self, task: Task, caller: ModelCaller, ctx: ScoreContext) -> Record:
         t0 = time.time()

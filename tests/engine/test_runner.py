@@ -53,7 +53,7 @@ def test_resume_skips_finished_and_refuses_changed_config(dataset: Path, tmp_pat
     assert finished_ids(out) == {"t0", "t1", "t2"}
     with pytest.raises(RunError, match="already exists"):
         asyncio.run(_runner(dataset, out, StepModel(answer_by_parity), limit=3).run())
-    with pytest.raises(RunError, match="different configuration.*scorer_mode: 'official' -> 'corrected'"):
+    with pytest.raises(RunError, match=r"different configuration.*scorer_mode: 'official' -> 'corrected'"):
         asyncio.run(_runner(dataset, out, StepModel(answer_by_parity), resume=True, scorer_mode="corrected").run())
     seen: list[str] = []
 

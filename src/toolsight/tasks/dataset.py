@@ -130,11 +130,12 @@ def _check_image(root: Path, rel: str) -> str | None:
             with Image.open(real) as im:
                 w, h = im.size
                 if w * h > MAX_IMAGE_PIXELS:
-                    return (f"image is {w}x{h} ({w * h / 1e6:.0f} Mpx), over the {MAX_IMAGE_PIXELS // 10**6} Mpx "
-                            f"limit (a decompression bomb?): {p}; downscale it")
+                    return (f"image is over the {MAX_IMAGE_PIXELS // 10**6} Mpx limit (a decompression bomb?): {p} "
+                            f"is {w}x{h} ({w * h / 1e6:.0f} Mpx); downscale it")
                 im.verify()
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        return f"image is a decompression bomb: {p} ({exc})"
+        return (f"image is over the {MAX_IMAGE_PIXELS // 10**6} Mpx limit (a decompression bomb?): {p} ({exc}); "
+                "downscale it")
     except UnidentifiedImageError:
         return f"not a readable image: {p} (not an image format Pillow can read)"
     except Exception as exc:  # a malformed file may fail in any decoder; it is a problem in the data
