@@ -1,7 +1,7 @@
 """A task's input images, registered in its workspace as input artifacts.
 
-Each image is copied (reflinked where the file system can), never hard-linked: editing the
-dataset later must not change a past run's artifacts. An image a provider may refuse (TIFF, CMYK
+Each image is copied, never hard-linked: editing the dataset later must not change a past run's
+artifacts. An image a provider may refuse (TIFF, CMYK
 JPEG, 16-bit PNG, an animation, an unusual colour mode) is converted here, once, to an 8-bit
 RGB/RGBA/grayscale PNG or JPEG (the first frame of an animation), and the artifact says what the
 dataset file was (`converted_from`). An image that resolves outside the dataset folder is refused.
@@ -10,8 +10,7 @@ dataset file was (`converted_from`). An image that resolves outside the dataset 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import shutil
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,8 +24,6 @@ from toolsight.tools.base import Artifact, Toolbox
 #: what every provider takes: PNG or JPEG, 8 bits per channel, one frame
 ACCEPTED_FORMATS = frozenset({"PNG", "JPEG"})
 ACCEPTED_MODES = frozenset({"RGB", "RGBA", "L"})
-#: FICLONE ioctl (linux/fs.h): share the source's blocks, copy-on-write (btrfs, XFS); else copy
-_FICLONE = 0x40049409
 
 
 class InputImageError(ToolsightError):
@@ -41,7 +38,8 @@ def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox) -> dict[st
     root = dataset_root.resolve()
     for rel in task.image_paths():
         src = _inside(task, root, rel)
-        with _open(task, rel, src) as im:
+        data = src.read_bytes()  # read once: decided on, copied and hashed from the same bytes
+        with _open(task, rel, data) as im:
             why = needs_conversion(im)
             name = Path(rel).name if why is None else Path(rel).stem + _suffix(im)
             if name in used:
@@ -49,7 +47,7 @@ def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox) -> dict[st
             used.add(name)
             dest = ws / name
             if why is None:
-                copy_file(src, dest)
+                dest.write_bytes(data)  # a private copy, never a hard link
             else:
                 convert(im, dest)
         out[rel] = toolbox.store.add_file(dest, source="input", keep_name=True, converted_from=why)
@@ -70,9 +68,9 @@ def _inside(task: Task, root: Path, rel: str) -> Path:
 
 
 @contextlib.contextmanager
-def _open(task: Task, rel: str, src: Path) -> Iterator[Image.Image]:
+def _open(task: Task, rel: str, data: bytes) -> Iterator[Image.Image]:
     try:
-        im = Image.open(src)
+        im = Image.open(io.BytesIO(data))
     except Exception as exc:  # Pillow raises many types for malformed files; all mean "unreadable"
         raise InputImageError(f"task {task.id}: input image {rel} cannot be read ({type(exc).__name__}: {exc})") from None
     try:
@@ -118,14 +116,3 @@ def convert(im: Image.Image, dest: Path) -> None:
         out.convert("RGB").save(dest, "JPEG", quality=95)
     else:
         out.save(dest, "PNG")
-
-
-def copy_file(src: Path, dest: Path) -> None:
-    """A private copy of `src` (a reflink where the file system supports it), never a hard link."""
-    with src.open("rb") as fin, dest.open("wb") as fout:
-        try:
-            fcntl.ioctl(fout.fileno(), _FICLONE, fin.fileno())
-            return
-        except OSError:
-            pass
-    shutil.copyfile(src, dest)
