@@ -3,8 +3,9 @@
 One breaker is shared by every call to one endpoint (the evaluated model; each judge has its own).
 
 - **Closed** (normal): calls go through. A transient failure (connection refused or reset, a
-  timeout, 5xx, 429) counts towards opening only if no call has succeeded since the failing call
-  started — a failure while others are being served is that request's own problem, not an outage.
+  timeout, 5xx, 429) is reported here only when nothing was served since the failing call last
+  failed (`ModelCaller` decides) — a failure while others are being served is that request's own
+  problem, not an outage; `success()` resets the count.
 - **Open**: `threshold` such failures in a row. Every call waits in `wait()` instead of failing
   its task. One health probe (a tiny request) is sent after a backoff delay that doubles up to
   `probe_max`; the first probe that gets any answer other than a transient failure closes the
@@ -93,15 +94,11 @@ class CircuitBreaker:
         if self.is_open:
             self._close()
 
-    def failure(self, message: str, seen_successes: int, retry_after: float | None = None) -> bool:
-        """A transient failure of a call that started when `successes` was `seen_successes`.
-
-        Returns True when the endpoint is (now) considered down: the caller then waits in `wait()`
-        and does not spend one of its own retries on this attempt.
-        """
+    def failure(self, message: str, retry_after: float | None = None) -> bool:
+        """A transient failure with nothing served since the failing call last failed (the caller
+        decides that). Returns True when the endpoint is (now) considered down: the caller then
+        waits in `wait()`."""
         self.raise_if_aborted()
-        if self.successes > seen_successes:
-            return self.is_open  # someone was served meanwhile: not a sign of an outage
         self.last_error = message
         if retry_after is not None:
             self.retry_after = retry_after
@@ -111,16 +108,6 @@ class CircuitBreaker:
         if not self.is_open and self.failures >= self.threshold:
             self._open()
         return self.is_open
-
-    def trip(self, message: str) -> None:
-        """Open now: a call used up its retries on transient failures and no call has been served
-        since it started, so the endpoint is down rather than this request being bad."""
-        self.raise_if_aborted()
-        self.last_error = message
-        if self.first_failure_at is None:
-            self.first_failure_at = self.clock()
-        if not self.is_open:
-            self._open()
 
     def abort(self, exc: RunAborted) -> None:
         """Give up (a fatal answer, or the outage lasted too long): wake every waiting call."""

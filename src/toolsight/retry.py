@@ -10,9 +10,10 @@
   - **transient** (connection, timeout, 408, 429, 5xx): retried with exponential backoff and
     jitter (a Retry-After is honoured up to `max_retry_after`), never stopped early for repeating
     itself; when they show the endpoint is down the shared `CircuitBreaker` pauses every call
-    until a probe gets through, and those attempts do not spend the call's `retries`. A transient
-    error fails a task only if the endpoint served something (a call or a probe) after the
-    task's call started — otherwise it is an outage, bounded by `outage_timeout`;
+    until a probe gets through. A failed attempt spends one of the call's `retries` only if the
+    endpoint served something (another call or a probe) since the call last failed — so an
+    outage, bounded by `outage_timeout`, never fails a task, while a request the server keeps
+    failing does, after its retries;
   - **retryable** (a malformed reply, 409, 425): retried, but an error that repeats identically
     `max_identical` times fails the task instead of burning every retry;
   - **permanent** (any other 4xx): fails the task at once.
@@ -79,8 +80,9 @@ class CallInfo:
 
 @dataclass
 class _Attempts:
-    call_seen: int  # the breaker's success count when the call started
+    seen: int  # the breaker's success count at the call's start or its last failure
     retries_spent: int = 0
+    unserved: int = 0  # failures in a row with nothing served in between (signs of an outage)
     last: str | None = None
     identical: int = 0
     info: CallInfo = field(default_factory=CallInfo)
@@ -151,10 +153,9 @@ class ModelCaller:
                 self.stats.cache_hits += 1
                 return hit, CallInfo(cached=True)
         self._probe_config = config.model_copy(update={"max_tokens": 16, "timeout": min(config.timeout, 30.0)})
-        st = _Attempts(call_seen=self.breaker.successes)
+        st = _Attempts(seen=self.breaker.successes)
         while True:
             st.info.waited_s += await self._wait_for_endpoint()
-            seen = self.breaker.successes
             try:
                 async with self._sem:
                     self.stats.calls += 1
@@ -162,7 +163,7 @@ class ModelCaller:
                 self.breaker.success()
                 break
             except ModelError as exc:
-                delay = self._after_failure(exc, seen, st)
+                delay = self._after_failure(exc, st)
                 if delay is None:
                     continue  # the endpoint is down: wait for the breaker, no retry spent
                 self.stats.retrying_now += 1
@@ -186,8 +187,14 @@ class ModelCaller:
         finally:
             self.stats.waiting_now -= 1
 
-    def _after_failure(self, exc: ModelError, seen: int, st: _Attempts) -> float | None:
-        """Decide what a failed attempt leads to: raise, wait for the breaker (None), or back off (seconds)."""
+    def _after_failure(self, exc: ModelError, st: _Attempts) -> float | None:
+        """Decide what a failed attempt leads to: raise, wait for the breaker (None), or back off (seconds).
+
+        A transient failure spends one of the call's retries only if the endpoint served something
+        (another call, or a health probe) since this call last failed: then the endpoint is up and
+        the failure is this request's own. Otherwise it is a sign of an outage: it counts towards
+        opening the breaker and spends nothing, so an outage never fails a task.
+        """
         kind = classify(exc)
         if kind == "fatal":
             self.stats.errors += 1
@@ -199,10 +206,16 @@ class ModelCaller:
             raise CallFailed(exc, st.info) from exc
         st.info.retries += 1
         self.stats.retries += 1
+        retry_after = None if exc.retry_after is None else min(exc.retry_after, self.max_retry_after)
         if kind == "transient":
-            retry_after = None if exc.retry_after is None else min(exc.retry_after, self.max_retry_after)
-            if self.breaker.failure(str(exc), seen, retry_after):
-                return None
+            served = self.breaker.successes > st.seen
+            st.seen = self.breaker.successes
+            if not served:
+                st.unserved += 1
+                if self.breaker.failure(str(exc), retry_after):
+                    return None  # the endpoint is down: wait for the breaker
+                return retry_after if retry_after is not None else self._backoff(st.unserved)
+            st.unserved = 0
         else:
             msg = str(exc)
             st.identical = st.identical + 1 if msg == st.last else 1
@@ -211,18 +224,15 @@ class ModelCaller:
                 self.stats.errors += 1
                 raise CallFailed(exc, st.info) from exc
         if st.retries_spent >= self.retries:
-            if kind == "transient" and self.breaker.successes == st.call_seen:
-                # out of retries, but nothing has been served since this call started: an outage,
-                # not a bad request — pause the run (bounded by --outage-timeout) instead of failing
-                self.breaker.trip(str(exc))
-                return None
             self.stats.errors += 1
             raise CallFailed(exc, st.info) from exc
         st.retries_spent += 1
-        if exc.retry_after is not None:
-            return min(exc.retry_after, self.max_retry_after)
-        backoff: float = min(self.backoff_max, self.backoff_base * 2.0 ** (st.retries_spent - 1))
-        return backoff * (1 + random.uniform(0, 0.25))
+        return retry_after if retry_after is not None else self._backoff(st.retries_spent)
+
+    def _backoff(self, n: int) -> float:
+        """Exponential backoff with jitter for the n-th retry (n >= 1)."""
+        delay: float = min(self.backoff_max, self.backoff_base * 2.0 ** (n - 1))
+        return delay * (1 + random.uniform(0, 0.25))
 
     async def _probe(self) -> None:
         """A tiny request: any answer but a transient failure means the endpoint is reachable again."""

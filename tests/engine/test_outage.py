@@ -37,6 +37,7 @@ class Endpoint(StepModel):
         self.status: int | None = None
         self.calls = 0
         self.probes = 0
+        self.refused = 0  # task requests refused while down
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         self.calls += 1
@@ -48,17 +49,26 @@ class Endpoint(StepModel):
         if self.status is not None:
             raise ModelError(f"HTTP {self.status}: nope", status=self.status, retryable=False)
         if self.down_from is not None and time.monotonic() - self.down_from < self.down_for:
+            self.refused += not is_probe
             raise ModelError("connection failed: refused", retryable=True, kind="connection")
         if is_probe:
             return say("pong")
         return _answer(messages, tools)
 
 
-def _run(dataset: Path, out: Path, model: Endpoint, events: list[str] | None = None, **kw: Any) -> RunSummary:
+def _runner(dataset: Path, out: Path, model: Endpoint, events: list[str] | None = None, **kw: Any) -> Runner:
     bench = DatasetBenchmark(dataset)
     opts = RunOptions(benchmark=str(dataset), model=model.name, out=str(out), backoff_base=0.05, **kw)
-    runner = Runner(opts, bench, bench.load(None), model, on_event=None if events is None else events.append)
-    return asyncio.run(runner.run())
+    return Runner(opts, bench, bench.load(None), model, on_event=None if events is None else events.append)
+
+
+def _run(dataset: Path, out: Path, model: Endpoint, events: list[str] | None = None, **kw: Any) -> RunSummary:
+    return asyncio.run(_runner(dataset, out, model, events, **kw).run())
+
+
+def _bounded(runner: Runner, seconds: float = 60) -> RunSummary:
+    """Run, but fail (not hang) if it takes longer than `seconds` — the bound a broken cap would blow."""
+    return asyncio.run(asyncio.wait_for(runner.run(), seconds))
 
 
 def test_an_outage_pauses_the_run_and_no_task_fails(dataset: Path, tmp_path: Path) -> None:
@@ -66,8 +76,8 @@ def test_an_outage_pauses_the_run_and_no_task_fails(dataset: Path, tmp_path: Pat
     model.after_calls, model.down_for = 2, 1.5  # down for 1.5 s after two calls were served
     events: list[str] = []
     out = tmp_path / "run"
-    # one retry and a 1 s task clock: without the pause, tasks would fail or time out during the outage
-    s = _run(dataset, out, model, events, concurrency=3, retries=1, task_timeout=1.0)
+    # a 1 s task clock: without the pause, tasks would time out during the outage
+    s = _run(dataset, out, model, events, concurrency=3, retries=5, task_timeout=1.0)
     recs = list(iter_records(out))
     assert len(recs) == 6 and [r.error for r in recs] == [None] * 6 and s.exit_code == 0
     assert any("pausing the run" in e for e in events) and any("back after" in e for e in events)
@@ -75,6 +85,8 @@ def test_an_outage_pauses_the_run_and_no_task_fails(dataset: Path, tmp_path: Pat
     waited = [c.waited_s for r in recs for c in r.trajectory.model_call_log]
     assert max(waited) > 0.5  # the calls caught by the outage waited for the endpoint
     assert s.outage_s >= 1.0 and "paused" in s.line()
+    # calls wait instead of hammering the endpoint: the three in flight, not each one's 5 retries
+    assert model.refused <= 6
 
 
 def test_an_endpoint_that_never_comes_back_stops_the_run(dataset: Path, tmp_path: Path) -> None:
@@ -82,7 +94,7 @@ def test_an_endpoint_that_never_comes_back_stops_the_run(dataset: Path, tmp_path
     model.after_calls, model.down_for = 0, 1e9
     out = tmp_path / "run"
     with pytest.raises(RunStopped) as ei:
-        asyncio.run(asyncio.wait_for(asyncio.to_thread(_run, dataset, out, model, None, outage_timeout=0.6), 60))
+        _bounded(_runner(dataset, out, model, outage_timeout=0.6))
     assert ei.value.exit_code == EXIT_ABORTED
     assert "unreachable" in str(ei.value) and "--outage-timeout 0.6" in str(ei.value)
     assert (out / "records.jsonl").read_text() == ""  # no task was recorded as failed
@@ -110,17 +122,12 @@ def test_retry_after_is_capped(dataset: Path, tmp_path: Path) -> None:
                 raise ModelError("HTTP 429: slow down", status=429, retryable=True, retry_after=3600)
             return await super().generate(messages, tools, config)
 
-    out = tmp_path / "run"
-
-    async def bounded() -> RunSummary:  # an uncapped Retry-After would sleep an hour: the bound fails
-        return await asyncio.wait_for(asyncio.to_thread(_run, dataset, out, Limited(), None, concurrency=1,
-                                                        max_retry_after=0.05), 60)
-
-    s = asyncio.run(bounded())
+    # an uncapped Retry-After would sleep an hour: the bound fails the test
+    s = _bounded(_runner(dataset, tmp_path / "run", Limited(), concurrency=1, max_retry_after=0.05))
     assert s.exit_code == 0 and s.stats.retries == 1
 
 
-def test_the_breaker_opens_only_on_failures_nobody_was_served_between() -> None:
+def test_the_breaker_opens_on_failures_in_a_row_and_a_probe_closes_it() -> None:
     probes: list[int] = []
 
     async def probe() -> None:
@@ -128,18 +135,34 @@ def test_the_breaker_opens_only_on_failures_nobody_was_served_between() -> None:
         if len(probes) < 2:
             raise StillDown("still refused")
 
-    async def scenario() -> tuple[bool, bool, float]:
+    async def scenario() -> tuple[bool, bool, bool, float]:
         b = CircuitBreaker(probe, threshold=3, backoff_base=0.01, outage_timeout=30)
-        b.failure("x", 0)
-        b.failure("x", 0)
-        b.success()
-        # a call that started before the success fails: others were served, so it is not an outage
-        assert b.failure("x", 0) is False and not b.is_open
-        b.failure("y", 1)
-        b.failure("y", 1)
-        opened = b.failure("y", 1)
+        b.failure("x")
+        b.failure("x")
+        b.success()  # someone was served: the count starts again
+        early = b.failure("y") or b.failure("y")
+        opened = b.failure("y")
         waited = await asyncio.wait_for(b.wait(), 10)
-        return opened, b.is_open, waited
+        return early, opened, b.is_open, waited
 
-    opened, still_open, waited = asyncio.run(scenario())
-    assert opened and not still_open and len(probes) == 2 and waited > 0
+    early, opened, still_open, waited = asyncio.run(scenario())
+    assert not early and opened and not still_open and len(probes) == 2 and waited > 0
+
+
+def test_a_request_the_server_keeps_failing_fails_its_task_after_its_retries(dataset: Path, tmp_path: Path) -> None:
+    class Poison(Endpoint):
+        async def generate(self, messages: list[Message], tools: list[ToolSpec],
+                           config: GenerateConfig) -> ModelOutput:
+            if "[task:t2]" in messages[-1].text:
+                self.calls += 1
+                raise ModelError("HTTP 500: boom", status=500, retryable=True)
+            return await super().generate(messages, tools, config)
+
+    model = Poison()
+    out = tmp_path / "run"
+    # concurrency 1: nothing else is served while t2 fails, so only health probes tell it apart
+    s = _bounded(_runner(dataset, out, model, concurrency=1, retries=2))
+    recs = {r.task_id: r for r in iter_records(out)}
+    assert recs["t2"].error and "500" in recs["t2"].error and s.errors["model"] == 1
+    assert [recs[f"t{i}"].error for i in (0, 1, 3, 4, 5)] == [None] * 5
+    assert model.probes >= 2  # the endpoint was checked before the task was given up

@@ -115,9 +115,10 @@ def test_model_errors_become_records_and_retries_happen(dataset: Path, tmp_path:
     log = recs["t1"].trajectory.model_call_log
     assert [(c.retries, c.finish_reason) for c in log] == [(2, "stop")] and recs["t1"].trajectory.retries == 2
     assert recs["t0"].trajectory.model_call_log[0].error and recs["t0"].trajectory.model_call_log[0].retries == 0
-    # a 500 is transient: never stopped early for repeating itself. Its 5 retries are spent while
-    # the endpoint answers others (health probes between), then the task fails; the run goes on.
-    assert recs["t2"].error and "500" in recs["t2"].error and 6 < attempts["t2"] <= 12
+    # a 500 is transient: never stopped early for repeating itself. Nothing else runs (concurrency
+    # 1), so its failures first count as an outage; each health probe that gets an answer lets one
+    # failure spend a retry. After 5 retries the task fails and the run goes on.
+    assert recs["t2"].error and "500" in recs["t2"].error and 6 < attempts["t2"] <= 30
     assert recs["t3"].error is None
     assert summary.errors["model"] == 2 and summary.stats.retries >= 8
     assert "2 error(s)" in summary.line() and summary.exit_code == 3
