@@ -476,6 +476,8 @@ class Runner:
             if is_disk_full(exc):
                 raise RunStopped(str(disk_full(exc)), RunSummary(self.run_dir, len(self.loaded.tasks))) from None
             raise RunError(f"cannot create the run directory {self.run_dir}: {exc}") from None
+        if old is None and self.opts.resume:
+            self._emit(f"note: {self.run_dir} held no run yet; started a new one")
         try:
             try:
                 plan = self._plan(old, identity)

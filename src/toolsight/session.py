@@ -49,12 +49,14 @@ def retry_options(run_dir: Path, overrides: dict[str, Any]) -> RunOptions:
     base = dict(manifest.options)
     if not base:
         raise RunError(f"{run_dir}/manifest.json holds no run options; resume with `toolsight run ... --resume`")
-    # the run may have been started from another folder: use the absolute dataset path it recorded
+    # the run may have been started from another folder: where a recorded relative path does not
+    # resolve from here, use the absolute dataset path the manifest recorded
     data_path = manifest.dataset.path
     if data_path and Path(data_path).is_dir():
-        if base.get("data"):
+        if base.get("data") and not Path(str(base["data"])).exists():
             base["data"] = data_path
-        elif base.get("benchmark") not in benchmark_names():
+        elif not base.get("data") and base.get("benchmark") not in benchmark_names() \
+                and not Path(str(base.get("benchmark"))).is_dir():
             base["benchmark"] = data_path
     base.update({"out": str(run_dir), "resume": True, "force": False, "retry_errors": True})
     base.update({k: v for k, v in overrides.items() if v is not None})

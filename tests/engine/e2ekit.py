@@ -46,8 +46,8 @@ def start(*args: str) -> subprocess.Popen[str]:
                             preexec_fn=default_sigint)
 
 
-def run(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cli(*args), capture_output=True, text=True, env=env(), timeout=timeout)
+def run(*args: str, timeout: float = 180, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cli(*args), capture_output=True, text=True, env=env(), timeout=timeout, cwd=cwd)
 
 
 def records(run_dir: Path) -> list[dict[str, Any]]:

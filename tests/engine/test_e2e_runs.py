@@ -131,18 +131,19 @@ def test_rejected_credentials_stop_the_run_at_once(tmp_path: Path) -> None:
 
 
 def test_some_failed_tasks_exit_3_and_retry_reruns_only_them(tmp_path: Path) -> None:
-    ds = dataset(tmp_path / "ds", 8)
+    dataset(tmp_path / "ds", 8)
     out = tmp_path / "run"
     bad = [Step(fault="status", status=400), Step(text="<answer>A</answer>")]
     script = Script.model_validate({"steps": [{"text": "<answer>A</answer>"}],
                                     "tasks": {"t2": [s.model_dump() for s in bad], "t5": [s.model_dump() for s in bad]}})
     with ScriptedServer(script) as srv:
-        r = run("run", str(ds), "--model", "openai/test", "--base-url", srv.openai_base_url, "--out", str(out),
-                "--no-report")
+        # started with relative paths; retried from another folder
+        r = run("run", "ds", "--model", "openai/test", "--base-url", srv.openai_base_url, "--out", "run",
+                "--no-report", cwd=tmp_path)
         assert r.returncode == 3, r.stderr
-        assert "2 error(s) (model: 2)" in r.stderr and f"toolsight retry {out}" in r.stderr
+        assert "2 error(s) (model: 2)" in r.stderr and "toolsight retry run" in r.stderr
         before = len(srv.requests)
-        r2 = run("retry", str(out), "--no-report")
+        r2 = run("retry", str(out), "--no-report", cwd=Path("/"))
         rerun = sorted(q.task or "" for q in srv.requests[before:] if q.task)
     assert r2.returncode == 0, r2.stderr
     assert rerun == ["t2", "t5"] and "2 task(s) run, 6 already finished, 0 error(s)" in r2.stderr

@@ -129,7 +129,8 @@ def test_chaos_sigkill_at_random_moments_then_resume_until_done(tmp_path: Path) 
     ds = _dataset(tmp_path / "ds", n)
     script = Script(steps=[Step(text="<answer>A</answer>", seconds=0.06)])
     run = tmp_path / "run"
-    kills = startup_kills = 0
+    kills = 0
+    phases: dict[str, int] = {}
     kept = b""
     with ScriptedServer(script, record=False) as srv:
         argv = _cli("run", str(ds), "--model", "openai/test", "--out", str(run), "--concurrency", "4",
@@ -138,8 +139,10 @@ def test_chaos_sigkill_at_random_moments_then_resume_until_done(tmp_path: Path) 
             resume = ["--resume"] if run.exists() else []
             proc = subprocess.Popen([*argv, *resume], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                     env=_env())
-            if round_no < 4:  # start-up: imports, loading, creating the run directory
-                time.sleep(rng.uniform(0.0, 1.5))
+            if round_no < 3:  # start-up: imports, loading the dataset, hashing it
+                time.sleep(rng.uniform(0.0, 0.8))
+            elif round_no == 3:  # while the directory is being created (a hidden sibling), or just after
+                _wait(lambda p=proc: any(tmp_path.glob(".run.creating-*")) or run.exists() or p.poll() is not None)
             elif round_no == 4:  # the instant the directory appears
                 _wait(lambda p=proc: run.exists() or p.poll() is not None)
             else:  # mid-run: after a few more records, at a random instant
@@ -151,8 +154,9 @@ def test_chaos_sigkill_at_random_moments_then_resume_until_done(tmp_path: Path) 
             proc.send_signal(signal.SIGKILL)
             proc.wait(10)
             kills += 1
-            if not run.exists() or not (run / "records.jsonl").exists():
-                startup_kills += 1
+            phase = "no directory" if not run.exists() else (
+                "no new record" if _lines(run) == len(kept.splitlines()) else "mid-run")
+            phases[phase] = phases.get(phase, 0) + 1
             # absent or resumable: a directory that exists has a manifest that reads
             assert not run.exists() or read_manifest(run).config_hash
             now = (run / "records.jsonl").read_bytes() if (run / "records.jsonl").exists() else b""
@@ -167,7 +171,7 @@ def test_chaos_sigkill_at_random_moments_then_resume_until_done(tmp_path: Path) 
     ids = [str(x["task_id"]) for x in recs]
     assert sorted(ids) == sorted(f"t{i}" for i in range(n))  # every task exactly once
     assert all(x["error"] is None for x in recs)
-    print(f"chaos: {kills} SIGKILLs ({startup_kills} before any record file existed), "
+    print(f"chaos: {kills} SIGKILLs (by what the kill left: {phases}), "
           f"{len(kept.splitlines())} records kept across them, all {n} tasks exactly once")
 
 
