@@ -58,3 +58,20 @@ def imread(path: Path | str) -> np.ndarray:
     img = cv2.imread(str(path))
     assert img is not None, f"cannot read image {path}"
     return img
+def write_png_bomb(path: Path, width: int = 50_000, height: int = 50_000, level: int = 9) -> None:
+    """A real decompression bomb: a valid 1-bit PNG of width x height (2.5 Gpx by default) whose
+    all-zero pixels compress to a few hundred KB. Decoding it would take gigabytes."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    comp = zlib.compressobj(level)
+    row = b"\0" * (1 + (width + 7) // 8)  # filter byte + packed 1-bit pixels
+    parts = [comp.compress(row * 1000) for _ in range(height // 1000)]
+    parts.append(comp.compress(row * (height % 1000)))
+    parts.append(comp.flush())
+    ihdr = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", b"".join(parts)) + chunk(b"IEND", b""))

@@ -7,11 +7,13 @@ last record of each task (`latest_records`). Nothing here is rewritten in place.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from toolsight.errors import ToolsightError
 from toolsight.log.manifest import MANIFEST_SCHEMA_VERSION, Manifest
@@ -41,7 +43,8 @@ def upgrade_manifest(data: dict[str, Any]) -> dict[str, Any]:
 
 def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
     """Bring a record dict of any known version to the current layout."""
-    version = int(data.get("schema_version", 1))
+    raw = data.get("schema_version", 1)
+    version = raw if isinstance(raw, int) else 1
     if version > RECORD_SCHEMA_VERSION:
         raise RunLogError(
             f"record schema version {version} is newer than this toolsight understands "
@@ -68,12 +71,32 @@ def read_manifest(run_dir: Path) -> Manifest:
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Write atomically (temp file + rename): a reader sees the old or the new manifest, never half."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = run_dir / (MANIFEST + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(manifest.model_dump_json(indent=2))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, run_dir / MANIFEST)
+    atomic_write_text(run_dir / MANIFEST, manifest.model_dump_json(indent=2))
+
+
+@contextlib.contextmanager
+def atomic_writer(path: Path, *, newline: str | None = None) -> Iterator[IO[str]]:
+    """Write a text file so that it appears whole or not at all: a temp file in the same folder,
+    fsynced, then renamed over `path`. A kill or an error mid-way leaves the old file (or none)
+    and no truncated file that looks complete."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """`path.write_text(text)`, but atomic (see `atomic_writer`)."""
+    with atomic_writer(path) as fh:
+        fh.write(text)
 
 
 def complete_lines(path: Path) -> Iterator[str]:
@@ -91,12 +114,17 @@ def complete_lines(path: Path) -> Iterator[str]:
 def iter_record_dicts(run_dir: Path, file: str = RECORDS) -> Iterator[dict[str, Any]]:
     """Every complete record line as an upgraded dict, in file order (lines that are not JSON skipped)."""
     for line in complete_lines(run_dir / file):
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
+        data = _parse_line(line)
+        if data is not None:
             yield upgrade_record(data)
+
+
+def _parse_line(line: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def iter_records(run_dir: Path, file: str = RECORDS) -> Iterator[Record]:
@@ -206,3 +234,15 @@ def iter_latest_records(run_dir: Path, file: str = RECORDS) -> Iterator[Record]:
 def finished_ids(run_dir: Path, file: str = RECORDS) -> set[str]:
     """Ids of tasks with at least one complete record."""
     return {str(d.get("task_id")) for d in iter_record_dicts(run_dir, file)}
+
+
+def latest_status(run_dir: Path, file: str = RECORDS) -> dict[str, tuple[str | None, str | None]]:
+    """task id -> (error, task_hash) of its last complete record: what --resume needs to decide
+    which tasks are done, which ended in error and which ran on a task that has changed since."""
+    out: dict[str, tuple[str | None, str | None]] = {}
+    for d in iter_record_dicts(run_dir, file):
+        if "task_id" not in d:
+            continue
+        err, th = d.get("error"), d.get("task_hash")
+        out[str(d["task_id"])] = (str(err) if err is not None else None, str(th) if th is not None else None)
+    return out

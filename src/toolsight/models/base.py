@@ -63,15 +63,21 @@ class GenerateConfig(BaseModel):
         return self.temperature == 0 or self.seed is not None
 
 
+#: what went wrong on the wire: an HTTP error status, no connection, no reply in time, or a reply
+#: that could not be read. The runner pauses the whole run for connection and timeout errors.
+ErrorKind = Literal["status", "connection", "timeout", "response"]
+
+
 class ModelError(Exception):
     """A provider error. `retryable` errors are retried with backoff; others fail the task."""
 
     def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None,
-                 status: int | None = None) -> None:
+                 status: int | None = None, kind: ErrorKind | None = None) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
+        self.kind: ErrorKind = kind or ("status" if status is not None else "response")
 
 
 class ConfigurationError(ToolsightError):

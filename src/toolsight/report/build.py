@@ -15,6 +15,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from toolsight.errors import ToolsightError
+from toolsight.log.files import atomic_write_text
 from toolsight.metrics.compute import RunMetrics, compute_run_metrics
 from toolsight.metrics.cost import PriceTable
 from toolsight.metrics.views import TaskView
@@ -113,8 +114,9 @@ def _warnings(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting: st
         if m.n_records == 0:
             w.append(f"{m.run_dir} has no records")
         if m.n_unscored:
-            w.append(f"{m.run_dir}: {m.n_unscored} record(s) carry no score (run with --no-score?); "
-                     "use `toolsight score` and --scores NAME")
+            w.append(f"{m.run_dir}: {m.n_unscored} record(s) carry no score (a task without a gold answer, or a "
+                     "run with --no-score); they are left out of accuracy. To score them: `toolsight score` "
+                     "and --scores NAME")
     if base_setting and not any(m.setting == base_setting for m in metrics):
         w.append(f"base setting '{base_setting}' is not among the runs' settings "
                  f"({', '.join(sorted({m.setting for m in metrics}))}); no deltas shown")
@@ -271,9 +273,12 @@ def build_report(
                 sink.run_dir = d
             m = compute_run_metrics(d, by, scores, human_grades, prices, sink=sink)
             metrics.extend(_split_rows(m, d, by, scores, human_grades, prices))
-    finally:
+    except BaseException:
         if sink is not None:
-            sink.close()
+            sink.discard()  # never a truncated records.csv that looks complete
+        raise
+    if sink is not None:
+        sink.close()
     tabs = report_tables(metrics, [] if layout else by, base_setting, metric, layout)
     if fmt == "html":
         _link_rows(tabs, metrics, out)
@@ -303,7 +308,7 @@ def build_report(
             shutil.rmtree(tmp_dir, ignore_errors=True)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        (out / f"report.{fmt}").write_text(text, encoding="utf-8")
+        atomic_write_text(out / f"report.{fmt}", text)
     return text
 
 

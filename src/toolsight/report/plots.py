@@ -116,8 +116,11 @@ def chain_length_distribution(metrics: Sequence[RunMetrics], path: Path) -> Path
 def write_plots(metrics: Sequence[RunMetrics], out_dir: Path) -> list[Path]:
     """All report plots into `out_dir`; returns their paths (order of PLOTS)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    return [
-        accuracy_vs_proactivity(metrics, out_dir / PLOTS[0]),
-        tool_share_bars(metrics, out_dir / PLOTS[1]),
-        chain_length_distribution(metrics, out_dir / PLOTS[2]),
-    ]
+    made: list[Path] = []
+    draw = (accuracy_vs_proactivity, tool_share_bars, chain_length_distribution)
+    for name, fn in zip(PLOTS, draw, strict=True):
+        # drawn under a temp name and renamed: a killed report never leaves half a PNG
+        tmp = out_dir / f".{name}.partial{Path(name).suffix}"
+        fn(metrics, tmp)
+        made.append(tmp.replace(out_dir / name))
+    return made

@@ -115,6 +115,7 @@ class ArtifactStore:
         tool_call_id: str | None = None,
         tool: str | None = None,
         keep_name: bool = False,
+        converted_from: str | None = None,
     ) -> Artifact:
         """Register an image file already written (in the workspace or elsewhere)."""
         data = path.read_bytes()
@@ -136,6 +137,7 @@ class ArtifactStore:
             Artifact(
                 id=art_id, sha256=digest, file=name, width=width, height=height,
                 parents=tuple(parents), source=source, tool_call_id=tool_call_id, tool=tool,
+                converted_from=converted_from,
             )
         )
 

@@ -51,14 +51,15 @@ class ScriptedModel(Model):
                 if step.seconds > config.timeout:
                     await asyncio.sleep(config.timeout)
                     raise ModelError(f"{self.name}: no response within {config.timeout:g} s (timeout)",
-                                     retryable=True)
+                                     retryable=True, kind="timeout")
                 await asyncio.sleep(step.seconds)
             if step.fault == "status":
                 raise ModelError(f"{self.name}: HTTP {step.status}: scripted error {step.status}",
                                  retryable=is_retryable_status(step.status), retry_after=step.retry_after,
                                  status=step.status)
             if step.fault == "drop":
-                raise ModelError(f"{self.name}: connection failed: scripted drop", retryable=True)
+                raise ModelError(f"{self.name}: connection failed: scripted drop", retryable=True,
+                                 kind="connection")
             if step.fault == "empty":
                 return ModelOutput(message=Message(role="assistant"), usage=Usage(input_tokens=1, output_tokens=1),
                                    model=self.name)
