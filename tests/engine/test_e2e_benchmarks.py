@@ -41,8 +41,10 @@ def test_starter_suite_with_the_reference_agent(tmp_path: Path) -> None:
     assert len(phys) == 4 and all({c["name"] for c in x["trajectory"]["tool_calls"]} >= {"detect_and_crop_objects"}
                                   for x in phys)
     vtb = [x for x in recs if x["benchmark"] == "starter" and str(x["task_id"]).startswith("vtb-gen-")]
-    assert len(vtb) == 4 and sum(1 for x in vtb if len(x["trajectory"]["turns"]) == 2) == 2
+    assert len(vtb) == 5 and sum(1 for x in vtb if len(x["trajectory"]["turns"]) == 2) == 3
     assert all(x["score"]["scorer"] == "visualtoolbench" and x["score"]["passed"] for x in vtb)
+    weather = [c for x in vtb for c in x["trajectory"]["tool_calls"] if c["name"] == "historical_weather"]
+    assert len(weather) == 1 and weather[0]["ok"] and "daily values from the offline corpus" in weather[0]["text"]
     assert "Score %" in r.stdout and "Tool use" in r.stdout and "trace viewer:" in r.stdout
     man = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert man["isolation"].get("sandbox") == "fork-server"

@@ -297,7 +297,8 @@ def _detect_then_ocr(turn: Turn, plan: dict[str, Any], tool_msgs: list[Message],
     answer = ", ".join(str(n) for n in sorted(set(numbers)))
     return _reply("### Thinking Process\n" + "; ".join(lines) + "; numbers read by OCR.\n### Answer\n" + answer)
 # ---- VisualToolBench-style solutions: calls whose arguments and final answer are templates -------------
-# `{INFO.key}` = a value printed as `INFO: {json}` by an earlier call of the turn (later calls win),
+# `{INFO.key}` = a value printed as `INFO: {json}` by an earlier call of the turn (later calls win), or
+# captured from a call's result by the regexes of its `capture` ({name: pattern}, group 1),
 # `{RESULT}` = the last calculator result, `{PREV_NUMBER}` = the first number in the previous assistant
 # answer of the conversation (a gold or model answer of the earlier turn). Tool outputs are read both as
 # toolsight writes them and as the reference's `str(dict)` observations (VisualToolBench's official loop).
@@ -358,10 +359,17 @@ def _replay_template(ti: int, turn: Turn, calls: list[Any], messages: list[Messa
     values: dict[str, Any] = {}
     result: str | None = None
     names = {c.id: c.name for m in after for c in m.tool_calls}
-    for m in tool_msgs:
+    for i, m in enumerate(tool_msgs):
         values.update(_infos(m.text))
         if names.get(m.tool_call_id or "") == "calculator":
             result = _calc_result(m.text)
+        spec_i = calls[i] if i < len(calls) and isinstance(calls[i], dict) else {}
+        if spec_i.get("capture"):  # values read out of a result by regex (web pages, search hits, weather)
+            caught = program_captures(spec_i, m.text)
+            if caught is None:
+                names_ = ", ".join(spec_i["capture"])
+                return _reply(f"The reference solution could not read {names_} from the {spec_i['tool']} result.")
+            values.update(caught)
     prev_answers = [m.text for m in messages[: len(messages) - len(after)] if m.role == "assistant" and m.text]
     prev_nums = _NUMBER.findall(prev_answers[-1]) if prev_answers else []
     prev = prev_nums[0] if prev_nums else None
