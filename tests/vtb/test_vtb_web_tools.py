@@ -174,8 +174,8 @@ def test_weather_from_the_corpus_in_both_forms(corpus: Path, tmp_path: Path) -> 
                                          "day's mean"}
         assert await e.obs("historical_weather", {"location": "Atlantis", "date": "2020-08-14"}) == {
             "location": "Atlantis", "date": "2020-08-14", "status": "error", "error": "Location not found"}
-        bad = await e.obs("historical_weather", {"location": "Saltmere", "date": "yesterday"})
-        assert bad["status"] == "error" and "YYYY-MM-DD" in bad["error"]
+        wrong = await e.obs("historical_weather", {"location": "Saltmere", "date": "yesterday"})
+        assert wrong["status"] == "error" and "YYYY-MM-DD" in wrong["error"]
         assert (await e.obs("historical_weather", {"location": "Saltmere"}))["error"].startswith(
             "VisionTools.historical_weather() missing 1 required positional argument: 'date'")
         assert e.session.describe()["weather"]["name"] == "corpus"

@@ -96,8 +96,8 @@ class FakeApis:
             return web.Response(status=429, headers={"Retry-After": "0"}, text="slow down")
         day = q.get("start_date", "")
         if day > "2030-01-01" or day < "1940-01-01":
-            return web.json_response({"error": True, "reason": f"Parameter 'start_date' is out of allowed range "
-                                      f"from 1940-01-01 to 2030-01-01"}, status=400)
+            return web.json_response({"error": True, "reason": "Parameter 'start_date' is out of allowed range "
+                                      "from 1940-01-01 to 2030-01-01"}, status=400)
         key = (round(float(q["latitude"]), 2), round(float(q["longitude"]), 2), day)
         rec = DAYS.get(key)
         daily_vars = q.get("daily", "").split(",")

@@ -516,8 +516,8 @@ def write_web(corpus: Path, pages: list[dict[str, str]], places: list[dict[str, 
 
     corpus.mkdir(parents=True, exist_ok=True)
     man_path = corpus / MANIFEST
-    manifest = (json.loads(man_path.read_text(encoding="utf-8")) if man_path.is_file()
-                else {"format": CORPUS_FORMAT, "name": name, "pages": [], "images": []})
+    manifest: dict[str, Any] = (json.loads(man_path.read_text(encoding="utf-8")) if man_path.is_file()
+                                else {"format": CORPUS_FORMAT, "name": name, "pages": [], "images": []})
     for p in pages:
         (corpus / p["file"]).parent.mkdir(parents=True, exist_ok=True)
         (corpus / p["file"]).write_text(p["html"], encoding="utf-8")
@@ -526,9 +526,10 @@ def write_web(corpus: Path, pages: list[dict[str, str]], places: list[dict[str, 
         man_path.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     if places:
         w_path = corpus / WEATHER_FILE
-        weather = (json.loads(w_path.read_text(encoding="utf-8")) if w_path.is_file()
-                   else {"format": WEATHER_FORMAT, "name": name, "places": [],
-                         "note": "generated weather of fictional places for toolsight's offline demo, not observations"})
+        weather: dict[str, Any] = (
+            json.loads(w_path.read_text(encoding="utf-8")) if w_path.is_file()
+            else {"format": WEATHER_FORMAT, "name": name, "places": [],
+                  "note": "generated weather of fictional places for toolsight's offline demo, not observations"})
         weather["places"] += places
         w_path.write_text(json.dumps(weather, indent=1), encoding="utf-8")
 
