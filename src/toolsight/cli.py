@@ -216,7 +216,9 @@ def generate(
     except ValueError as exc:
         raise _fail(f"{kind}: {exc}", 2) from None
     if kind == "vtb":
-        out.print(f"wrote {n} VisualToolBench-style task(s) to {out_dir} (official converted layout; run with "
+        corpus = out_dir / "corpus"
+        web = f", offline web corpus in {corpus}" if (corpus / "manifest.json").is_file() else ""
+        out.print(f"wrote {n} VisualToolBench-style task(s) to {out_dir} (official converted layout{web}; run with "
                   f"`toolsight run visualtoolbench --data {out_dir} --model reference`)")
         return
     out.print(f"wrote {n} {kind} task(s) to {out_dir} (check with `toolsight validate {out_dir}`)")
@@ -379,7 +381,8 @@ def _generator_kinds() -> dict[str, str]:
         kinds[f"vtc-{name}"] = "VTC-Bench style: MC question, degraded image, reference OpenCV tool chain"
     kinds["phystool"] = ("PhysToolBench style: numbered toy tools, a job, answer = object numbers or None; "
                          "difficulty 0-3 = Easy, Medium-M1/M2/M3")
-    kinds["vtb"] = "VisualToolBench style: single/multi-turn, rubrics with checks, official layout"
+    kinds["vtb"] = ("VisualToolBench style: single/multi-turn, rubrics with checks, official layout; web lookups and "
+                    "weather over its own offline corpus")
     kinds["browse"] = ("VisBrowse-Bench style: a generated mini-web (pages, pictures, links; offline corpus in "
                        "corpus/) and multi-hop browsing tasks with reference tool-call programs")
     return kinds
