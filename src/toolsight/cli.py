@@ -396,6 +396,9 @@ def list_generators() -> None:
 
 
 def main() -> None:
+    from toolsight.diagnostics import configure_logging
+
+    configure_logging()
     try:
         app()
     except KeyboardInterrupt:
