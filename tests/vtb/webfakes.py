@@ -10,14 +10,14 @@ and keeps every request, so a test can check what was asked and that a replay as
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+
+from loopback import LoopbackServer
 
 #: (name, admin1, country, country_code, lat, lon, timezone)
 PLACES = [
@@ -63,9 +63,7 @@ class FakeApis:
     port: int = 0
 
     def __post_init__(self) -> None:
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
+        self._server = LoopbackServer(self._app)
 
     @property
     def base(self) -> str:
@@ -115,37 +113,19 @@ class FakeApis:
             return web.Response(status=403, text="bad key")
         return web.json_response({"organic": SERPER_ORGANIC[: int(body.get("num", 10))]})
 
-    def _serve(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_get("/v1/search", self._geocode)
         app.router.add_get("/v1/archive", self._archive)
         app.router.add_post("/search", self._serper)
-        runner = web.AppRunner(app, access_log=None)
-
-        async def start() -> None:
-            await runner.setup()
-            site = web.TCPSite(runner, "127.0.0.1", 0)
-            await site.start()
-            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-
-        loop.run_until_complete(start())
-        self._ready.set()
-        loop.run_forever()
-        loop.run_until_complete(runner.cleanup())
-        loop.close()
+        return app
 
     def __enter__(self) -> FakeApis:
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-        self._ready.wait(10)
+        self.port = self._server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None and self._thread is not None
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+        self._server.stop()
 
 
 # ---------------------------------------------------------------------------------------- offline corpus
