@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -102,14 +103,37 @@ def test_open_meteo_requests_and_replies(tmp_path: Path) -> None:
         _session("live", tmp_path / "run", fake, go)
 
 
-def test_a_throttled_archive_is_retried(tmp_path: Path) -> None:
-    with FakeApis(throttle_first=1) as fake:
-        async def go(session: WebSession, tb: Toolbox) -> None:
-            r = await _weather(tb, "Lyon", "2019-06-27")
-            assert r.ok and "max 37.1" in r.text
-            assert fake.paths() == ["/v1/search", "/v1/archive", "/v1/archive"]
+class _Kept(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
 
-        _session("live", tmp_path / "run", fake, go)
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_a_throttled_archive_is_retried(tmp_path: Path) -> None:
+    # the handler goes on the module's logger itself (not caplog's on the root): a CLI run earlier in the
+    # process may have stopped the `toolsight` logger propagating (diagnostics.configure_logging)
+    logger = logging.getLogger("toolsight.web.weather")
+    kept = _Kept()
+    logger.addHandler(kept)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        with FakeApis(throttle_first=1) as fake:
+            async def go(session: WebSession, tb: Toolbox) -> None:
+                r = await _weather(tb, "Lyon", "2019-06-27")
+                assert r.ok and "max 37.1" in r.text
+                assert fake.paths() == ["/v1/search", "/v1/archive", "/v1/archive"]
+
+            _session("live", tmp_path / "run", fake, go)
+    finally:
+        logger.removeHandler(kept)
+        logger.setLevel(level)
+    # the retry is a diagnostic in the log, not a print
+    assert kept.messages == [
+        "weather archive API: HTTP 429, retrying in 0.0 s (attempt 1)"]
 
 
 def test_recorded_lookups_replay_without_a_request(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import re
 from abc import ABC, abstractmethod
@@ -46,7 +47,7 @@ FORMAT = "toolsight-weather/1"
 GEOCODING_URL = "https://geocoding-api.open-meteo.com/v1/search"
 ARCHIVE_URL = "https://archive-api.open-meteo.com/v1/archive"
 EARLIEST = date(1940, 1, 1)  # the start of Open-Meteo's ERA5 archive
-_RETRY_STATUS = (429, 502, 503, 504)
+log = logging.getLogger(__name__)
 _COORDS = re.compile(r"^\s*(-?\d{1,3}(?:\.\d+)?)\s*,\s*(-?\d{1,3}(?:\.\d+)?)\s*$")
 #: how far (degrees) a coordinate query may be from a corpus place to match it
 COORD_MATCH_DEG = 0.5
@@ -228,6 +229,11 @@ class OpenMeteoWeather(WeatherSource):
     async def _get(self, what: str, url: str, params: dict[str, Any]) -> dict[str, Any]:
         if self.api_key:
             params = {**params, "apikey": self.api_key}
+        # the live search backend's retry rules (statuses, Retry-After, back-off); imported here as `client()`
+        # imports live.py: its page reader is heavy and offline and replay sessions never need it
+        from toolsight.web.live import _RETRY_STATUS as RETRY_STATUS
+        from toolsight.web.live import _retry_after as retry_after
+
         for attempt in range(4):
             try:
                 resp = await self.client().get(url, params=params)
@@ -235,10 +241,10 @@ class OpenMeteoWeather(WeatherSource):
                 raise WebCallError(f"the {what} API timed out after {self.limits.timeout_s:.0f} s") from None
             except httpx.HTTPError as exc:
                 raise WebCallError(f"the {what} API could not be reached ({type(exc).__name__})") from None
-            if resp.status_code in _RETRY_STATUS and attempt < 3:
-                raw = resp.headers.get("retry-after", "")
-                wait = float(raw) if raw.replace(".", "", 1).isdigit() else 0.5 * 2 ** attempt
-                await asyncio.sleep(min(wait, 30.0))  # the API asked us to slow down
+            if resp.status_code in RETRY_STATUS and attempt < 3:
+                wait = retry_after(resp, attempt)
+                log.info("%s API: HTTP %d, retrying in %.1f s (attempt %d)", what, resp.status_code, wait, attempt + 1)
+                await asyncio.sleep(wait)  # the API asked us to slow down
                 continue
             try:
                 data = resp.json()
