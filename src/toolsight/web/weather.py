@@ -24,7 +24,6 @@ A place that cannot be found and a day without data are answers (`status` `not_f
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
 import re
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolsight.web.jsonfile import read_model
 from toolsight.web.policy import Limits
 from toolsight.web.types import WebCallError, WebError
 
@@ -340,18 +340,7 @@ class WeatherFile(BaseModel):
 
 def read_weather_file(path: Path) -> WeatherFile:
     """A corpus weather file, checked; WebError naming the file and field otherwise."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise WebError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    except OSError as exc:
-        raise WebError(f"{path}: cannot be read ({exc.strerror})") from None
-    try:
-        wf = WeatherFile.model_validate(data)
-    except ValidationError as exc:
-        e = exc.errors()[0]
-        loc = ".".join(str(x) for x in e["loc"])
-        raise WebError(f"{path}: {loc}: {e['msg']} ({len(exc.errors())} problem(s)); see docs/web.md") from None
+    wf = read_model(path, WeatherFile, "; see docs/web.md")
     if wf.format != FORMAT:
         raise WebError(f"{path}: format {wf.format!r} is not {FORMAT!r}")
     for i, p in enumerate(wf.places):
