@@ -86,7 +86,7 @@ OFFICIAL_LIMITS = Limits(wall_s=IOPUB_TIMEOUT_S, session_cpu_s=3600)
 TOOLSIGHT_LIMITS = Limits(wall_s=120.0, session_cpu_s=1200)
 
 TIMEOUT_ALARM = "Timeout: Code execution exceeded the time limit."
-TIMEOUT_WAIT = f"Timeout: Code execution exceeded {IOPUB_TIMEOUT_S:.0f} seconds."
+TIMEOUT_WAIT = "Timeout: Code execution exceeded {seconds} seconds."
 UNEXPECTED = "The code interpreter encountered an unexpected error."
 FINISHED = "Finished execution."
 
@@ -159,10 +159,10 @@ def remove_blocking_calls(code: str) -> str:
     return "\n".join(kept)
 
 
-def official_cell(code: str, timeout: int = CALL_TIMEOUT_S) -> str:
+def official_cell(code: str, timeout: int | None = None) -> str:
     """The cell the reference runs: the alarm line, the code (the font re-set after `sns.set_theme(`), two newlines."""
     lines: list[str] = []
-    for line in f"_M6CountdownTimer.start({timeout})\n{code}".split("\n"):
+    for line in f"_M6CountdownTimer.start({CALL_TIMEOUT_S if timeout is None else timeout})\n{code}".split("\n"):
         lines.append(line)
         if line.startswith("sns.set_theme("):
             lines.append('plt.rcParams["font.family"] = _m6_font_prop.get_name()')
@@ -292,7 +292,7 @@ class OfficialCodeInterpreter(Tool):
 
     def __init__(self, limits: Limits | None = None, variant: InitVariant | None = None) -> None:
         super().__init__(P.CODE_TOOL_NAME, P.CODE_TOOL_DESCRIPTION, dict(P.CODE_TOOL_PARAMETERS))
-        self.limits = limits or OFFICIAL_LIMITS
+        self.limits = limits
         self.variant = variant
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -333,7 +333,7 @@ class OfficialCodeInterpreter(Tool):
         if res.ended:
             state.ready = False  # the reference's kernel would still be busy; here it is gone
         else:
-            cancel = await state.kernel.execute("_M6CountdownTimer.cancel()", CALL_TIMEOUT_S)
+            cancel = await state.kernel.execute("_M6CountdownTimer.cancel()", 30.0)
             state.ready = not cancel.ended
         text = await asyncio.to_thread(self._format, res, ws, serve)
         extra = {"code": code, "execution_count": res.execution_count, "files_read": res.exec.files_read,
@@ -345,7 +345,8 @@ class OfficialCodeInterpreter(Tool):
     async def _kernel(self, ctx: ToolContext, work: Path) -> _Kernel:
         state = ctx.state.get(OFFICIAL_KERNEL_KEY)
         if not isinstance(state, _Kernel):
-            state = _Kernel(sandbox.open_kernel(ctx.workspace, self.limits))
+            limits = self.limits or OFFICIAL_LIMITS.model_copy(update={"wall_s": IOPUB_TIMEOUT_S})
+            state = _Kernel(sandbox.open_kernel(ctx.workspace, limits))
             ctx.state[OFFICIAL_KERNEL_KEY] = state  # Toolbox.aclose() ends it
         if not state.ready:
             init = await state.kernel.execute(init_cell(work, self.variant or INIT_VARIANT), INIT_TIMEOUT_S)
@@ -362,7 +363,8 @@ class OfficialCodeInterpreter(Tool):
         if res.ended and not outputs and res.stdout:
             outputs = [KernelOutput(kind="stream", name="stdout", text=res.stdout)]  # what was printed before
         for out in outputs:
-            kind, text, image = out.kind, "", ""
+            kind: str = out.kind  # a stream's block is named after the stream (stdout / stderr)
+            text, image = "", ""
             if out.kind == "stream":
                 kind, text = out.name or "stdout", out.text or ""
             elif out.kind == "error":
@@ -384,7 +386,8 @@ class OfficialCodeInterpreter(Tool):
             if image:
                 result += f"\n\n{image}"
         if res.ended:
-            result += _block("error", TIMEOUT_WAIT if res.timed_out else UNEXPECTED)
+            result += _block("error", TIMEOUT_WAIT.format(seconds=f"{IOPUB_TIMEOUT_S:g}") if res.timed_out
+                             else UNEXPECTED)
         return result.lstrip("\n")
 
     def _result(self, text: str, ws: Path, ctx: ToolContext, ok: bool = True,
@@ -492,10 +495,11 @@ class VTCCodeInterpreter(Tool):
             why = (f"the cell ran longer than {self.limits.wall_s:g} s" if res.timed_out
                    else f"the kernel stopped ({res.exec.limit or res.exec.error or 'crash'})")
             text += _block("error", f"{why}; the kernel was restarted and earlier variables are gone")
-        saved = await asyncio.to_thread(self._saved, ctx, before, known)
-        artifacts += saved
+        saved = await asyncio.to_thread(self._saved, ctx, before, known | {a.file for a in artifacts})
+        artifacts += [a for _, a in saved]
         if saved:
-            parts.append("The saved image path is: " + ", ".join(a.file for a in saved))
+            parts.append("The saved image path is: " + ", ".join(name for name, _ in saved))
+        artifacts = list({a.id: a for a in artifacts}.values())  # a shown file is one image, not two
         if len(artifacts) > MAX_IMAGES:
             parts.append(f"only the first {MAX_IMAGES} images of a call are returned")
             artifacts = artifacts[:MAX_IMAGES]
@@ -511,14 +515,15 @@ class VTCCodeInterpreter(Tool):
             extra["inputs"] = parents
         return ToolResult(text=body, artifacts=artifacts, ok=ok, error=err, extra=extra)
 
-    def _saved(self, ctx: ToolContext, before: dict[str, tuple[int, int]], known: set[str]) -> list[Artifact]:
+    def _saved(self, ctx: ToolContext, before: dict[str, tuple[int, int]],
+               known: set[str]) -> list[tuple[str, Artifact]]:
         """Image files the cell wrote into the workspace (new or changed, not already artifacts)."""
         after = _snapshot(ctx.workspace)
-        out: list[Artifact] = []
+        out: list[tuple[str, Artifact]] = []
         for name in sorted(n for n, sig in after.items() if before.get(n) != sig and n not in known):
             art = _register_file(ctx, name, self.name)
             if art is not None:
-                out.append(art)
+                out.append((name, art))
         return out
 
 
