@@ -444,9 +444,10 @@ def official_task_timeout(setting: VTCSetting) -> float:
     """The driver's longest task: 3600 s per attempt (its SIGALRM) times the attempts, plus the waits
     between them. The runner's default --task-timeout for the official loop, so it never ends a task
     the driver would still be running (an explicit --task-timeout wins)."""
-    from toolsight.benchmarks.vtc.loop import ATTEMPT_TIMEOUT_S, RERUN_WAITS
+    from toolsight.benchmarks.vtc.loop import ATTEMPT_TIMEOUT_S
+    from toolsight.benchmarks.vtc.loop import DRIVER_RERUN_WAITS as W
 
-    waits = sum(RERUN_WAITS[min(i, len(RERUN_WAITS) - 1)] for i in range(setting.task_attempts - 1))
+    waits = sum(W[min(i, len(W) - 1)] for i in range(setting.task_attempts - 1))
     return setting.task_attempts * ATTEMPT_TIMEOUT_S + waits
 
 

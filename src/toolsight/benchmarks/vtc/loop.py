@@ -68,7 +68,8 @@ from toolsight.tasks.schema import Task
 from toolsight.tools.base import Artifact, Toolbox, ToolSpec
 
 #: seconds the driver waits before re-running a task (attempt 1 → 2, 2 → 3); tests may shorten them
-RERUN_WAITS = (5.0, 10.0)
+DRIVER_RERUN_WAITS = (5.0, 10.0)
+RERUN_WAITS = DRIVER_RERUN_WAITS
 ATTEMPT_TIMEOUT_S = 3600.0  # the driver's per-attempt SIGALRM limit
 MALFORMED_RETRIES = 10
 
