@@ -22,7 +22,7 @@ from toolsight.models.scripted import ScriptedServer
 from toolsight.models.scripted.script import Script
 from toolsight.runner import Runner, RunOptions, load_for_run
 from toolsight.synth import generate
-from toolsight.tools.base import ArtifactStore, ToolContext, Toolbox
+from toolsight.tools.base import ArtifactStore, Toolbox, ToolContext
 
 
 def test_fixed_description_listed_packages_import_status_and_state(tmp_path: Path,
