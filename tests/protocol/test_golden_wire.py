@@ -1,13 +1,18 @@
 """The check of issue 13: every golden-wire transcript of the official VTC-Bench driver (interface,
-strong_gt and weak settings) replayed through toolsight's official loop against the scripted server.
+strong_gt, weak and code settings: 12 files) replayed through toolsight's official loop against the
+scripted server.
 
 Per transcript: the same number of requests, for the same tasks, in the same order, and every
 request body identical after the transcripts' own normalisation (README of the transcripts) —
-key order, messages, content parts, image format/size/bytes/sha256, texts, parameters and the 35
-tool schemas. One field is masked on both sides, by name: the frame list of the driver's generic
-tool-error traceback (`<TRACEBACK frames=N: file:function | …>`), which names the driver's own
-source files (docs/fidelity.md). What the driver finally recorded per task (`final`) must match
-the record's answer and final text.
+key order, messages, content parts, image format/size/bytes/sha256, texts, parameters and the
+tool schemas; for the code track the Jupyter outputs too (`Cell In[12]`, context lines, the served
+display image and the matplotlib figure). One field is masked on both sides, by name: the frame
+list of the driver's generic tool-error traceback (`<TRACEBACK frames=N: file:function | …>`), which
+names the driver's own source files (docs/fidelity.md). One setting follows the recording's
+environment rather than the published reference: the code interpreter's init cell
+(`INIT_VARIANT = "recorded"`: the recording's CJK font was an empty stand-in, so its init cell stopped
+before `%xmode Minimal`; see the fixture). What the driver finally recorded per task (`final`) must
+match the record's answer and final text.
 """
 
 from __future__ import annotations

@@ -20,7 +20,10 @@ Qwen-Agent fork (zhuzil/VTC-Bench @ 484ef7c2) around toolsight's tools and model
 Requests go through `OpenAIModel.chat_completions_raw` (the same SDK call the driver makes, so the
 body is the driver's byte for byte); other providers get the same messages converted to toolsight
 messages (same texts, no exact wire). The tool is any tool of the setting: the official interface
-tools return the driver's content items, a code tool can be dropped in the same way.
+tools and the official `code_interpreter` (`code.py`, on the sandbox kernel) return the driver's
+content items; before each call the loop puts the conversation's image paths and the model name in
+the toolbox state (the reference's file access and working folder). Each attempt has the driver's
+3600 s; the runner's per-task clock defaults to all attempts' worth (`vtc_bench.official_task_timeout`).
 """
 
 from __future__ import annotations
