@@ -169,3 +169,22 @@ def test_official_time_limits_and_task_timeout(tmp_path: Path) -> None:
     assert runner(task_timeout=50.0).task_timeout == 50.0
     assert runner(loop="toolsight").task_timeout == 1200.0
     assert json.loads(runner().settings.model_dump_json())["task_timeout_s"] == 10815.0
+
+
+def test_a_failing_init_cell_is_a_clear_tool_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference refuses to start without its packages; here the tool says which ones and how to get
+    them, the model reads it and the task goes on. Only the recorded variant's font line may fail."""
+    real = vtc_code.init_cell
+    monkeypatch.setattr(vtc_code, "init_cell",
+                        lambda work, variant: real(work, variant).replace("import seaborn as sns",
+                                                                          "import no_such_module_here as sns"))
+    steps = [call("print(1)"), {"text": "<answer>C</answer>"}]
+    out = run_vtc(tmp_path, [{"id": "chart_5", "question": "Which? [task:t]"}], {"tasks": {"t": steps}},
+                  setting="code")
+    text = tool_texts(out["bodies"][1])[0]
+    assert text.startswith("An error occurred when calling tool `code_interpreter`:\nRuntimeError: the code "
+                           "kernel's first cell failed (ModuleNotFoundError: No module named 'no_such_module_here')")
+    assert "pip install 'toolsight[sandbox-libs]'" in text
+    rec = out["records"]["chart_5"]
+    assert rec["error"] is None and rec["trajectory"]["turns"][0]["answer"] == "C"
+    assert [c["ok"] for c in rec["trajectory"]["tool_calls"]] == [False]

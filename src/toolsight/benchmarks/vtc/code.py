@@ -253,6 +253,15 @@ class _Kernel:
         await self.kernel.aclose()
 
 
+_ARROW = re.compile(r"^-+>\s*\d+\s")  # IPython's marker of the failing line ("---> 34 ...", "----> 34 ..." by version)
+
+
+def _stopped_at_font(init: KernelResult) -> bool:
+    """The recorded variant's expected failure: the empty font file, on the font line of the init cell."""
+    lines = [ln for tb in (init.error.traceback[:3] if init.error else []) for ln in tb.splitlines()]
+    return any(_ARROW.match(ln) and "_m6_font_prop.get_name()" in ln for ln in lines)
+
+
 def work_dirs(ws: Path, model: str, qid: str) -> tuple[Path, Path]:
     """(the kernel's working folder, the folder images are served from), as the reference joins them."""
     work = ws / WORK_DIR
@@ -349,9 +358,15 @@ class OfficialCodeInterpreter(Tool):
             state = _Kernel(sandbox.open_kernel(ctx.workspace, limits))
             ctx.state[OFFICIAL_KERNEL_KEY] = state  # Toolbox.aclose() ends it
         if not state.ready:
-            init = await state.kernel.execute(init_cell(work, self.variant or INIT_VARIANT), INIT_TIMEOUT_S)
+            variant = self.variant or INIT_VARIANT
+            init = await state.kernel.execute(init_cell(work, variant), INIT_TIMEOUT_S)
             if init.ended:
                 raise RuntimeError(f"the code kernel did not start: {init.exec.error or 'unknown error'}")
+            if init.error is not None and not (variant == "recorded" and _stopped_at_font(init)):
+                # the reference refuses to start without its packages (_check_deps_for_code_interpreter)
+                raise RuntimeError(f"the code kernel's first cell failed ({init.error.ename}: {init.error.evalue}); "
+                                   "VTC-Bench's code interpreter needs IPython, seaborn, pandas and sympy in the "
+                                   "sandbox: pip install 'toolsight[sandbox-libs]'")
             state.ready = True
         return state
 
