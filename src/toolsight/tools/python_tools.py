@@ -309,7 +309,7 @@ class PythonKernel(Tool):
             elif out.kind == "error" and out.text:
                 parts.append(out.text)
             if out.image:
-                art = await asyncio.to_thread(_register_display, ctx, out.image, self.name)
+                art = await asyncio.to_thread(register_display, ctx, out.image, self.name)
                 if isinstance(art, Artifact):
                     artifacts.append(art)
                 else:
@@ -333,7 +333,7 @@ KERNEL_DESCRIPTION = (
 )
 
 
-def _register_display(ctx: ToolContext, name: str, tool: str) -> Artifact | str:
+def register_display(ctx: ToolContext, name: str, tool: str) -> Artifact | str:
     """An image a cell displayed (written by the kernel into the workspace): read once, check, register."""
     try:
         data = read_member(ctx.workspace, name, 20 << 20)

@@ -62,7 +62,7 @@ from toolsight.benchmarks.vtc.qwen import Item, basename
 from toolsight.benchmarks.vtc.results import images_in_text
 from toolsight.tools import sandbox
 from toolsight.tools.base import Artifact, Tool, ToolContext, ToolError, ToolResult
-from toolsight.tools.python_tools import MAX_CODE_CHARS
+from toolsight.tools.python_tools import MAX_CODE_CHARS, register_display
 from toolsight.tools.sandbox import Kernel, KernelOutput, KernelResult, Limits
 from toolsight.tools.sandbox.interface import WorkspaceError, read_member
 
@@ -501,7 +501,7 @@ class VTCCodeInterpreter(Tool):
             elif out.kind in ("execute_result", "display_data", "error") and out.text:
                 text += _block(out.kind, out.text)
             if out.image:
-                art = await asyncio.to_thread(_register_displayed, ctx, out.image, self.name)
+                art = await asyncio.to_thread(register_display, ctx, out.image, self.name)
                 if isinstance(art, Artifact):
                     artifacts.append(art)
                 else:
@@ -550,18 +550,6 @@ def _protect(ctx: ToolContext) -> None:
             mode = p.stat().st_mode
             if mode & 0o222:
                 p.chmod(mode & ~0o222)
-
-
-def _register_displayed(ctx: ToolContext, name: str, tool: str) -> Artifact | str:
-    try:
-        data = read_member(ctx.workspace, name, 20 << 20)
-        with Image.open(io.BytesIO(data)) as im:
-            w, h = im.size
-        if w * h > 40_000_000:
-            return f"note: a displayed image of {w}x{h} is over the pixel limit"
-        return ctx.store.add_bytes(data, Path(name).suffix or ".png", tool_call_id=ctx.call_id, tool=tool)
-    except Exception as exc:
-        return f"note: a displayed image could not be read ({type(exc).__name__})"
 
 
 def _register_file(ctx: ToolContext, name: str, tool: str) -> Artifact | None:
