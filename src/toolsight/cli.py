@@ -91,7 +91,7 @@ def run(
     reasoning_effort: Annotated[str | None, typer.Option(help="minimal | low | medium | high")] = None,
     thinking_budget: Annotated[int | None, typer.Option(min=0)] = None,
     retries: Annotated[int, typer.Option(min=0)] = 5,
-    task_timeout: Annotated[float | None, typer.Option(min=0.1, help="seconds per task [default: the setting's (VTC-Bench official: 10815), else 1200]")] = None,
+    task_timeout: Annotated[float | None, typer.Option(min=0.1, help="seconds per task [default: the setting's (toolsight list settings), else 1200]")] = None,
     request_timeout: Annotated[float, typer.Option(min=0.1, help="seconds per model request")] = 120.0,
     backoff_base: Annotated[float, typer.Option(min=0.0, help="first retry delay in seconds (doubles)")] = 1.0,
     outage_timeout: Annotated[float, typer.Option(min=0.0, help="give up when the endpoint stays unreachable this long (s)")] = 600.0,
