@@ -91,7 +91,7 @@ def run(
     reasoning_effort: Annotated[str | None, typer.Option(help="minimal | low | medium | high")] = None,
     thinking_budget: Annotated[int | None, typer.Option(min=0)] = None,
     retries: Annotated[int, typer.Option(min=0)] = 5,
-    task_timeout: Annotated[float, typer.Option(min=0.1, help="seconds per task")] = 1200.0,
+    task_timeout: Annotated[float | None, typer.Option(min=0.1, help="seconds per task [default: the setting's (toolsight list settings), else 1200]")] = None,
     request_timeout: Annotated[float, typer.Option(min=0.1, help="seconds per model request")] = 120.0,
     backoff_base: Annotated[float, typer.Option(min=0.0, help="first retry delay in seconds (doubles)")] = 1.0,
     outage_timeout: Annotated[float, typer.Option(min=0.0, help="give up when the endpoint stays unreachable this long (s)")] = 600.0,
@@ -336,8 +336,9 @@ def list_settings(benchmark: Annotated[str, typer.Argument(help="benchmark name 
     for name, s in b.settings().items():
         mark = " (default)" if name == b.default_setting else ""
         tools = ", ".join(s.tools) or "no tools"
+        clock = f"; task timeout {s.task_timeout_s:g} s" if s.task_timeout_s else ""
         out.print(f"{name}{mark}: loop {s.loop}; tools: {tools}; max tool calls {s.max_tool_calls}, "
-                  f"max rounds {s.max_rounds}", highlight=False)
+                  f"max rounds {s.max_rounds}{clock}", highlight=False)
 
 
 @list_app.command("models")

@@ -73,6 +73,9 @@ class RunStopped(ToolsightError):
         self.summary = summary
 
 
+DEFAULT_TASK_TIMEOUT_S = 1200.0
+
+
 class RunOptions(BaseModel):
     """Everything that defines a run. `identity()` of the defining fields guards --resume."""
 
@@ -92,7 +95,8 @@ class RunOptions(BaseModel):
     judge_concurrency: int = 8
     retries: int = 5
     backoff_base: float = 1.0
-    task_timeout: float = 1200.0
+    task_timeout: float | None = Field(default=None, description="seconds per task; None: the setting's "
+                                       "task_timeout_s, else DEFAULT_TASK_TIMEOUT_S")
     limit: int | None = None
     resume: bool = False
     force: bool = False
@@ -294,7 +298,9 @@ class Runner:
         self.model = model
         self.setting_name = opts.setting or bench.default_setting
         self.settings = apply_caps(bench.setting(self.setting_name, opts.loop), opts)
-        self.opts = opts = opts.model_copy(update={"loop": self.settings.loop})
+        # an explicit --task-timeout wins; else the setting's own (VTC-Bench official: the driver's 3 × 3600 s)
+        self.task_timeout: float = opts.task_timeout or self.settings.task_timeout_s or DEFAULT_TASK_TIMEOUT_S
+        self.opts = opts = opts.model_copy(update={"loop": self.settings.loop, "task_timeout": self.task_timeout})
         self.run_dir = Path(opts.out) if opts.out else default_run_dir(opts, self.setting_name)
         self.on_progress = on_progress
         self.on_event = on_event
@@ -441,7 +447,7 @@ class Runner:
         t0, paused0 = time.monotonic(), caller.breaker.down_seconds()
         try:
             while True:
-                left = t0 + self.opts.task_timeout + (caller.breaker.down_seconds() - paused0) - time.monotonic()
+                left = t0 + self.task_timeout + (caller.breaker.down_seconds() - paused0) - time.monotonic()
                 if left <= 0:
                     raise TimeoutError
                 done, _ = await asyncio.wait({job}, timeout=left)
@@ -477,7 +483,7 @@ class Runner:
             traj.artifacts = store.all()
         except TimeoutError:
             traj = Trajectory(stop_reason="time_limit", artifacts=store.all())
-            error = f"time limit: task exceeded {self.opts.task_timeout:.0f} s"
+            error = f"time limit: task exceeded {self.task_timeout:.0f} s"
         except InputImageError as exc:
             error = f"input error: {exc}"
         except (asyncio.CancelledError, RunAborted):
