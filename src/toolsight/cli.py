@@ -99,13 +99,13 @@ def _parse_caps(caps: list[str]) -> dict[str, Any]:
 
 @app.command()
 def run(
-    target: Annotated[str, typer.Argument(help="a benchmark name (see `toolsight list benchmarks`) or a dataset folder")],
-    model: Annotated[str, typer.Option("--model", "-m", help="e.g. openai/gpt-4o, anthropic/NAME, google/NAME, reference")],
-    setting: Annotated[str | None, typer.Option(help="setting name (see `toolsight list settings BENCH`)")] = None,
+    target: Annotated[str, typer.Argument(metavar="TARGET", help="a benchmark name (see `toolsight list benchmarks`) or a dataset folder")],
+    model: Annotated[str, typer.Option("--model", "-m", metavar="MODEL", help="e.g. openai/gpt-4o, anthropic/NAME, google/NAME, reference")],
+    setting: Annotated[str | None, typer.Option(metavar="NAME", help="setting name (see `toolsight list settings BENCH`)")] = None,
     loop: Annotated[str | None, typer.Option(help="official (the benchmark driver's requests) | toolsight (improved loop); default: the setting's")] = None,
-    data: Annotated[str | None, typer.Option(help="path to the benchmark's data (official format)")] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL (vLLM, SGLang, Ollama)")] = None,
-    out_dir: Annotated[str | None, typer.Option("--out", help="run directory (default runs/NAME-TIME)")] = None,
+    data: Annotated[str | None, typer.Option(metavar="PATH", help="path to the benchmark's data (official format)")] = None,
+    base_url: Annotated[str | None, typer.Option(metavar="URL", help="OpenAI-compatible server URL (vLLM, SGLang, Ollama)")] = None,
+    out_dir: Annotated[str | None, typer.Option("--out", metavar="DIR", help="run directory (default runs/NAME-TIME)")] = None,
     resume: Annotated[bool, typer.Option(help="continue the run in --out: unfinished and errored tasks run again")] = False,
     force: Annotated[bool, typer.Option(help="with --resume: accept a changed configuration (recorded)")] = False,
     retry_errors: Annotated[bool, typer.Option(help="with --resume: re-run tasks whose last record is an error")] = True,
@@ -128,15 +128,15 @@ def run(
     backoff_base: Annotated[float, typer.Option(min=0.0, help="first retry delay in seconds (doubles)")] = 1.0,
     outage_timeout: Annotated[float, typer.Option(min=0.0, help="give up when the endpoint stays unreachable this long (s)")] = 600.0,
     max_retry_after: Annotated[float, typer.Option(min=0.0, help="longest Retry-After honoured (s)")] = 120.0,
-    cap: Annotated[list[str] | None, typer.Option(help="agent cap NAME=VALUE (repeatable; names: `toolsight list caps`)")] = None,
+    cap: Annotated[list[str] | None, typer.Option(metavar="NAME=VALUE", help="agent cap NAME=VALUE (repeatable; names: `toolsight list caps`)")] = None,
     model_args: Annotated[list[str] | None, typer.Option(
-        "--model-args", "-M", help="provider argument KEY=VALUE (repeatable; VALUE as JSON when it parses): top_p, "
+        "--model-args", "-M", metavar="KEY=VALUE", help="provider argument KEY=VALUE (repeatable; VALUE as JSON when it parses): top_p, "
         "stop, top_k, chat_template_kwargs=... (docs/models.md)")] = None,
-    extra_body: Annotated[str | None, typer.Option(help="JSON object (or a .json file) merged into every request body")] = None,
-    task_id: Annotated[list[str] | None, typer.Option("--task-id", help="run only this task (repeatable)")] = None,
-    tag: Annotated[list[str] | None, typer.Option(help="run only tasks with tag KEY=VALUE (repeatable; KEY=V1,V2 = either)")] = None,
-    epochs: Annotated[int, typer.Option(min=1, help="run every task N times (pass@k, mean@k, per-epoch spread)")] = 1,
-    epochs_reducer: Annotated[str | None, typer.Option(help="mean | pass_at_k | pass_all_k | median (default: the scorer's, else mean)")] = None,
+    extra_body: Annotated[str | None, typer.Option(metavar="JSON", help="JSON object (or a .json file) merged into every request body")] = None,
+    task_id: Annotated[list[str] | None, typer.Option("--task-id", metavar="ID", help="run only this task (repeatable)")] = None,
+    tag: Annotated[list[str] | None, typer.Option(metavar="KEY=VALUE", help="run only tasks with tag KEY=VALUE (repeatable; KEY=V1,V2 = either)")] = None,
+    epochs: Annotated[int, typer.Option(min=1, metavar="N", help="run every task N times (pass@k, mean@k, per-epoch spread)")] = 1,
+    epochs_reducer: Annotated[str | None, typer.Option(metavar="NAME", help="mean | pass_at_k | pass_all_k | median (default: the scorer's, else mean)")] = None,
     demo_prompts: Annotated[str | None, typer.Option(help="TIR-Bench demo_prompts.py: few-shot demos for tir-bench-llm extraction")] = None,
     agent: Annotated[str | None, typer.Option(help="agent to run the setting with, e.g. vcr (see docs)")] = None,
     history: Annotated[str | None, typer.Option(help="multi-turn history: gold (gold answers) | model")] = None,
@@ -257,6 +257,11 @@ def generate(
     if difficulty is not None and kind in KINDS and difficulty not in KINDS[kind].difficulties:
         levels = ", ".join(str(d) for d in KINDS[kind].difficulties)
         raise _fail(f"--difficulty {difficulty} is not valid for {kind}; choose one of: {levels}", 2)
+    if difficulty is not None and kind == "phystool":
+        from toolsight.synth.phystool import LEVELS
+
+        if not 0 <= difficulty < len(LEVELS):
+            raise _fail(f"--difficulty {difficulty}: use 0-{len(LEVELS) - 1} ({', '.join(LEVELS)})", 2)
     from toolsight.api.progress import PlainProgress
 
     what = f"{n} {kind} task(s) into {out_dir}"
@@ -543,7 +548,7 @@ def main() -> None:
         err.print(f"warning: .env not loaded: {_one_line(str(exc))}")
     ce = _click_exceptions()
     try:
-        code = app(standalone_mode=False)
+        code = app(standalone_mode=False, prog_name="toolsight")
     except ce.NoArgsIsHelpError as exc:  # bare `toolsight` / `toolsight list`: the help
         sys.stderr.write(exc.format_message().rstrip() + "\n")
         sys.exit(EXIT_USAGE)

@@ -151,9 +151,10 @@ def run_options(target: str, model: str, **options: Any) -> RunOptions:
         options["tags"] = {str(k): [v] if isinstance(v, str) else [str(x) for x in v] for k, v in tags.items()}
     if isinstance(options.get("task_ids"), str):
         options["task_ids"] = [options["task_ids"]]
-    known = set(RunOptions.model_fields)
+    fields = set(RunOptions.model_fields) - {"benchmark", "model"}
     for key in options:
-        if key not in known:
+        if key not in fields:
+            known = fields | set(GENERATE_FIELDS) | {"model_args", "extra_body"}
             raise OptionsError(f"unknown option {key!r}; {_near(key, known)}options: {', '.join(sorted(known))}")
     try:
         return RunOptions(benchmark=target, model=model, **options)
