@@ -443,9 +443,11 @@ def list_benchmarks() -> None:
     """Benchmarks toolsight can run."""
     from toolsight.benchmarks.registry import benchmark_names, get_benchmark
 
-    for name in benchmark_names():
+    names = benchmark_names()
+    width = max((len(n) for n in names), default=0)
+    for name in names:
         b = get_benchmark(name)
-        out.print(f"{name:12s} {b.description}", highlight=False)
+        out.print(f"{name:{width}s}  {b.description}", highlight=False, markup=False)
     out.print("(any folder with tasks.jsonl can be run too: `toolsight run DIR --model M`)")
 
 
