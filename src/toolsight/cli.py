@@ -543,11 +543,13 @@ def _click_exceptions() -> Any:
 
 def main() -> None:
     from toolsight.api.env import load_env
+    from toolsight.diagnostics import configure_logging
 
     try:
         load_env()  # .env: API keys without exporting them (variables already set win)
     except Exception as exc:  # a broken .env must not hide the command's own error
         err.print(f"warning: .env not loaded: {_one_line(str(exc))}")
+    configure_logging()  # after .env, so TOOLSIGHT_LOG_LEVEL / _LOG_FILE may be set there
     ce = _click_exceptions()
     try:
         code = app(standalone_mode=False, prog_name="toolsight")
