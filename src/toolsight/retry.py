@@ -145,13 +145,14 @@ class ModelCaller:
         return out
 
     async def call(
-        self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig
+        self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig, cache_salt: str = ""
     ) -> tuple[ModelOutput, CallInfo]:
-        """One model call with everything above; raises `CallFailed` (a ModelError) or RunAborted."""
+        """One model call with everything above; raises `CallFailed` (a ModelError) or RunAborted.
+        `cache_salt` separates cache entries of identical requests (the epochs of one task)."""
         t0 = time.monotonic()
         key = None
         if self.cache is not None and config.is_deterministic():
-            key = request_key(self.model.name, messages, tools, config)
+            key = request_key(self.model.name, messages, tools, config, salt=cache_salt)
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1

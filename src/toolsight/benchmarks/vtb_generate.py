@@ -287,7 +287,7 @@ def _temporal(k: int, rng: random.Random) -> Sample:
 KINDS: list[Callable[[int, random.Random], Sample]] = [_region_switch, _hybrid_chart, _progressive, _temporal]
 
 
-def generate_rows(n: int, seed: int = 0) -> list[dict[str, Any]]:
+def generate_rows(n: int, seed: int = 0, progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
     """`n` tasks as Hugging Face rows (images as `{"bytes", "path"}` structs, JSON-string fields)."""
     rng = random.Random(seed)
     rows: list[dict[str, Any]] = []
@@ -311,10 +311,13 @@ def generate_rows(n: int, seed: int = 0) -> list[dict[str, Any]]:
             "num_images": len(flat),
             "toolsight_reference": s["reference"],
         })
+        if progress is not None:
+            progress(len(rows))
     return rows
 
 
-def generate_vtb(n: int, seed: int, out: Path | str) -> Path:
-    """Write `n` generated tasks in the official converted layout under `out` (see the module docstring)."""
-    return convert_rows(generate_rows(n, seed), Path(out))
+def generate_vtb(n: int, seed: int, out: Path | str, progress: Callable[[int], None] | None = None) -> Path:
+    """Write `n` generated tasks in the official converted layout under `out` (see the module docstring);
+    `progress(done)` is called after each task is made."""
+    return convert_rows(generate_rows(n, seed, progress), Path(out))
 

@@ -50,6 +50,9 @@ def report_tables(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting
                   metric: str = "score", layout: Sequence[tuple[str, str]] = ()) -> list[T.Table]:
     """The tables: by the user's --by tags, or (without --by) the benchmarks' declared `layout`."""
     out = [T.score_table(metrics, base_setting)]
+    epochs = T.epochs_table(metrics)
+    if epochs is not None:
+        out.append(epochs)
     if by or not layout:
         out += [T.group_table(metrics, tag, base_setting, metric) for tag in by]
         out += [c for c in (T.chain_table(metrics, tag) for tag in by) if c is not None]
