@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,6 +46,7 @@ from toolsight.errors import (
     TaskAbort,
     ToolsightError,
 )
+from toolsight.limiter import EndpointLimiter, LimiterPool, endpoint_key
 from toolsight.log.files import latest_status
 from toolsight.log.manifest import Manifest
 from toolsight.log.trajectory import ModelCallRecord
@@ -109,6 +110,14 @@ class RunOptions(BaseModel):
     web: str | None = Field(default=None, description="live | offline[=CORPUS] | replay=RUN_DIR (toolsight.web)")
     web_budget: int | None = Field(default=None, description="web requests allowed per run")
     summary_model: str | None = Field(default=None, description="model that summarises pages for `visit`")
+    # how the run is carried out, not what its records mean: none of these is in the identity
+    adaptive: bool = Field(default=True, description="adapt each endpoint's connection limit (AIMD) under max_connections")
+    endpoint: str | None = Field(default=None, description="limiter group of the model's endpoint (default: its base "
+                                 "URL, else the model spec); runs naming the same endpoint share one limit")
+    executor: str = Field(default="local", description="where tasks run: local | ray (toolsight.executors)")
+    ray_address: str | None = Field(default=None, description="Ray cluster address (default: a local Ray instance)")
+    ray_workers: int | None = Field(default=None, description="Ray actors (default: one per CPU of the cluster, "
+                                    "at most --concurrency)")
 
     def identity(self, benchmark: str, setting: str, data_hash: str) -> dict[str, Any]:
         """What a resumed run must share with the run it continues. Paths, URLs, concurrency,
@@ -150,6 +159,8 @@ class RunSummary:
     stopped: str | None = None
     stats: CallStats = field(default_factory=CallStats)
     outage_s: float = 0.0
+    #: the endpoint limiters the run's calls go through (live: the progress display reads them)
+    limiters: list[EndpointLimiter] = field(default_factory=list)
 
     @property
     def accuracy(self) -> float | None:
@@ -181,6 +192,10 @@ class RunSummary:
             text += f"; {self.kept_errors} earlier error record(s) kept (--no-retry-errors)"
         if self.outage_s >= 1:
             text += f"; paused {self.outage_s:.0f} s while the endpoint was unreachable"
+        for lim in self.limiters:
+            if lim.cuts:
+                text += (f"; {lim.key}: connection limit {lim.current}/{lim.max_limit} after {lim.cuts} cut(s) "
+                         f"({lim.overloads} overload answer(s))")
         if errs or self.kept_errors:
             text += f". Re-run the failed tasks with: toolsight retry {self.run_dir}"
         return text
@@ -274,6 +289,21 @@ class _Plan:
     new_run: bool = True
 
 
+Plan = _Plan  # what an executor is given
+
+
+class TaskExecutor(Protocol):
+    """Where a run's tasks execute (`toolsight.executors`). The runner opens the run directory and
+    plans (so --resume means the same everywhere); the executor runs `plan.todo` and writes each
+    record through the run's single writer."""
+
+    name: str
+
+    def describe(self) -> dict[str, Any]: ...
+
+    async def execute(self, runner: Runner, plan: Plan) -> RunSummary: ...
+
+
 class Runner:
     """Runs one benchmark setting with one model into one run directory."""
 
@@ -287,8 +317,12 @@ class Runner:
         on_progress: Callable[[RunSummary, CallStats], None] | None = None,
         on_event: Callable[[str], None] | None = None,
         summarizer: Model | None = None,
+        limiters: LimiterPool | None = None,
+        executor: TaskExecutor | None = None,
     ) -> None:
         self.opts = opts
+        self.limiters = limiters if limiters is not None else LimiterPool()  # a sweep passes one shared pool
+        self.executor = executor
         self.bench = bench
         self.loaded = loaded
         self.model = model
@@ -529,6 +563,10 @@ class Runner:
                 if is_disk_full(exc):
                     raise RunStopped(str(disk_full(exc)), RunSummary(self.run_dir, len(self.loaded.tasks))) from None
                 raise
+            if self.executor is not None and self.executor.name != "local":
+                if plan.new_run:
+                    self._record_backend("executor", self.executor.describe())
+                return await self.executor.execute(self, plan)
             return await self._execute(plan)
         finally:
             lock.release()
@@ -548,7 +586,7 @@ class Runner:
         caller = ModelCaller(self.model, max_connections=self.opts.max_connections, retries=self.opts.retries,
                              backoff_base=self.opts.backoff_base, cache=cache,
                              max_retry_after=self.opts.max_retry_after, outage_timeout=self.opts.outage_timeout,
-                             on_event=self._emit)
+                             on_event=self._emit, limiter=self.model_limiter())
         summary.stats = caller.stats
         judge_caller: ModelCaller | None = None
         judge: Model | None = None
@@ -557,7 +595,7 @@ class Runner:
                                        retries=self.opts.retries, backoff_base=self.opts.backoff_base, cache=cache,
                                        max_retry_after=self.opts.max_retry_after,
                                        outage_timeout=self.opts.outage_timeout, label="judge endpoint",
-                                       on_event=self._emit)
+                                       on_event=self._emit, limiter=self.judge_limiter())
             judge = CallerModel(judge_caller)
         ctx = ScoreContext(judge=judge)
         if self.uses_sandbox:
@@ -607,6 +645,9 @@ class Runner:
 
         stop: RunAborted | None = None
         n = max(1, min(self.opts.concurrency, len(todo) or 1))
+        limits = [caller.limiter] + ([judge_caller.limiter] if judge_caller is not None else [])
+        summary.limiters = limits
+        stop_logging_limits = self.log_limits(limits)
         with contextlib.ExitStack() as stack:
             if web is not None:  # the tasks' tools find the run's web session through a context variable
                 from toolsight.web import use_session
@@ -619,6 +660,7 @@ class Runner:
             summary.interrupted = True
             raise
         finally:
+            stop_logging_limits()
             if web is not None:
                 await web.aclose()
             try:
@@ -658,6 +700,45 @@ class Runner:
             if m is not None:
                 with contextlib.suppress(Exception):
                     await m.aclose()
+
+    # ---- endpoint limits ------------------------------------------------------------------------
+    def model_limiter(self) -> EndpointLimiter:
+        """The evaluated model's endpoint limiter (shared with every run of the pool on that endpoint)."""
+        key = endpoint_key(self.opts.model, self.opts.base_url, self.opts.endpoint)
+        return self.limiters.get(key, self.opts.max_connections, adaptive=self.opts.adaptive)
+
+    def judge_limiter(self) -> EndpointLimiter:
+        assert self.opts.judge is not None
+        key = endpoint_key(self.opts.judge, self.opts.judge_base_url)
+        return self.limiters.get(key, self.opts.judge_concurrency, adaptive=self.opts.adaptive)
+
+    def log_limits(self, limiters: list[EndpointLimiter]) -> Callable[[], None]:
+        """Append every limit change during the run to RUN/limits.jsonl (starting with each limit as
+        the run found it); returns the function that stops it."""
+        from toolsight.limiter import LimitChange
+
+        try:
+            fh = (self.run_dir / LIMITS).open("a", encoding="utf-8")
+        except OSError as exc:
+            self._emit(f"warning: cannot record connection limits ({exc})")
+            return lambda: None
+
+        def write(change: LimitChange) -> None:
+            with contextlib.suppress(OSError, ValueError):
+                fh.write(json.dumps(change.as_dict()) + "\n")
+                fh.flush()
+
+        for lim in limiters:
+            write(LimitChange(lim.key, lim.current, lim.current, "run-start", lim.inflight))
+        stops = [lim.subscribe(write) for lim in limiters]
+
+        def stop() -> None:
+            for s in stops:
+                s()
+            with contextlib.suppress(OSError):
+                fh.close()
+
+        return stop
 
     def _record_backend(self, name: str, info: dict[str, Any]) -> None:
         """Add which backend an interface runs on to a new run's manifest (written atomically)."""
@@ -707,6 +788,9 @@ async def _first_failure(workers: list[asyncio.Task[None]]) -> RunAborted | None
         if not isinstance(exc, RunAborted):
             raise exc
     return stops[0] if stops else None
+
+
+LIMITS = "limits.jsonl"  # the connection-limit changes of a run (toolsight.limiter)
 
 
 def _backends(tools: list[Any]) -> dict[str, Any]:
