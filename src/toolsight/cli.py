@@ -105,6 +105,7 @@ def run(
     web: Annotated[str | None, typer.Option(help="web tools' backend: live | offline[=CORPUS_DIR] | replay=RUN_DIR")] = None,
     web_budget: Annotated[int | None, typer.Option(min=1, help="web requests allowed in this run")] = None,
     summary_model: Annotated[str | None, typer.Option(help="model that summarises pages for `visit`")] = None,
+    adaptive: Annotated[bool, typer.Option(help="adapt the connection limit to the endpoint (AIMD, under --max-connections)")] = True,
 ) -> None:
     """Run a benchmark (or a dataset folder) with a model; write a run directory."""
     from toolsight.models.base import GenerateConfig
@@ -133,6 +134,7 @@ def run(
         agent=agent,
         web=web, web_budget=web_budget, summary_model=summary_model,
         retry_errors=retry_errors, outage_timeout=outage_timeout, max_retry_after=max_retry_after,
+        adaptive=adaptive,
     )
     from toolsight.agents.registry import agent_names
 

@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -114,10 +114,6 @@ class RunOptions(BaseModel):
     adaptive: bool = Field(default=True, description="adapt each endpoint's connection limit (AIMD) under max_connections")
     endpoint: str | None = Field(default=None, description="limiter group of the model's endpoint (default: its base "
                                  "URL, else the model spec); runs naming the same endpoint share one limit")
-    executor: str = Field(default="local", description="where tasks run: local | ray (toolsight.executors)")
-    ray_address: str | None = Field(default=None, description="Ray cluster address (default: a local Ray instance)")
-    ray_workers: int | None = Field(default=None, description="Ray actors (default: one per CPU of the cluster, "
-                                    "at most --concurrency)")
 
     def identity(self, benchmark: str, setting: str, data_hash: str) -> dict[str, Any]:
         """What a resumed run must share with the run it continues. Paths, URLs, concurrency,
@@ -289,21 +285,6 @@ class _Plan:
     new_run: bool = True
 
 
-Plan = _Plan  # what an executor is given
-
-
-class TaskExecutor(Protocol):
-    """Where a run's tasks execute (`toolsight.executors`). The runner opens the run directory and
-    plans (so --resume means the same everywhere); the executor runs `plan.todo` and writes each
-    record through the run's single writer."""
-
-    name: str
-
-    def describe(self) -> dict[str, Any]: ...
-
-    async def execute(self, runner: Runner, plan: Plan) -> RunSummary: ...
-
-
 class Runner:
     """Runs one benchmark setting with one model into one run directory."""
 
@@ -318,11 +299,9 @@ class Runner:
         on_event: Callable[[str], None] | None = None,
         summarizer: Model | None = None,
         limiters: LimiterPool | None = None,
-        executor: TaskExecutor | None = None,
     ) -> None:
         self.opts = opts
         self.limiters = limiters if limiters is not None else LimiterPool()  # a sweep passes one shared pool
-        self.executor = executor
         self.bench = bench
         self.loaded = loaded
         self.model = model
@@ -563,10 +542,6 @@ class Runner:
                 if is_disk_full(exc):
                     raise RunStopped(str(disk_full(exc)), RunSummary(self.run_dir, len(self.loaded.tasks))) from None
                 raise
-            if self.executor is not None and self.executor.name != "local":
-                if plan.new_run:
-                    self._record_backend("executor", self.executor.describe())
-                return await self.executor.execute(self, plan)
             return await self._execute(plan)
         finally:
             lock.release()

@@ -96,8 +96,9 @@ def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
 
     def on_progress(s: RunSummary, st: CallStats) -> None:
         errs = sum(s.errors.values())
+        limits = "".join(f" · limit {lim.status()}" for lim in s.limiters[:1] if lim.adaptive)
         progress.update(tid, completed=s.done + s.skipped, total=s.total,
-                        status=f"errors {errs} · retrying {st.retrying_now} · tokens {s.tokens}")
+                        status=f"errors {errs} · retrying {st.retrying_now} · tokens {s.tokens}{limits}")
 
     def on_event(text: str) -> None:
         # the periodic "unreachable for N s, retrying in M s" line is a status on a terminal, a log line elsewhere

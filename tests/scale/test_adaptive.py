@@ -10,22 +10,18 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import statistics
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scalekit import dataset, jsonl
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
-from e2ekit import dataset  # noqa: E402
-
-from toolsight.benchmarks.generic import DatasetBenchmark  # noqa: E402
-from toolsight.limiter import LimiterPool  # noqa: E402
-from toolsight.models.registry import get_model  # noqa: E402
-from toolsight.models.scripted import Script, ScriptedServer  # noqa: E402
-from toolsight.runner import LIMITS, Runner, RunOptions, RunSummary  # noqa: E402
+from toolsight.benchmarks.generic import DatasetBenchmark
+from toolsight.limiter import LimiterPool
+from toolsight.models.registry import get_model
+from toolsight.models.scripted import Script, ScriptedServer
+from toolsight.runner import LIMITS, Runner, RunOptions, RunSummary
 
 
 def _script(**capacity: Any) -> Script:
@@ -40,7 +36,7 @@ def _runner(data: Path, out: Path, srv: ScriptedServer, pool: LimiterPool | None
 
 
 def _limits(run_dir: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in (run_dir / LIMITS).read_text().splitlines()]
+    return jsonl(run_dir / LIMITS)
 
 
 def test_the_limit_settles_near_a_hidden_capacity_and_no_task_fails(tmp_path: Path) -> None:
