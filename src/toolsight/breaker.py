@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable
 
 from toolsight.errors import RunAborted
+
+log = logging.getLogger(__name__)
 
 
 class StillDown(Exception):
@@ -166,6 +169,7 @@ class CircuitBreaker:
         self._emit(f"{self.label} back after {down:.0f} s; resuming")
 
     def _emit(self, text: str) -> None:
+        log.info(text)
         if self.on_event is not None:
             self.on_event(text)
 

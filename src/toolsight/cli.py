@@ -395,6 +395,9 @@ def list_generators() -> None:
 
 
 def main() -> None:
+    from toolsight.diagnostics import configure_logging
+
+    configure_logging()
     try:
         app()
     except KeyboardInterrupt:

@@ -26,6 +26,7 @@ stores per model call in the trajectory. Everything the runner shows about calls
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -38,6 +39,8 @@ from toolsight.errors import RunAborted
 from toolsight.limiter import OVERLOAD_STATUSES, EndpointLimiter
 from toolsight.models.base import GenerateConfig, Message, Model, ModelError, ModelOutput
 from toolsight.tools.base import ToolSpec
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 ErrorClass = Literal["fatal", "transient", "retryable", "permanent"]
@@ -225,6 +228,7 @@ class ModelCaller:
             self.stats.errors += 1
             raise CallFailed(exc, st.info) from exc
         st.info.retries += 1
+        log.info("%s: %s error, attempt %d: %s", self.label, kind, st.info.retries, exc)
         self.stats.retries += 1
         retry_after = None if exc.retry_after is None else min(exc.retry_after, self.max_retry_after)
         if kind == "transient":

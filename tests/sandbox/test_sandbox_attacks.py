@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import select
 import socket
@@ -15,6 +16,7 @@ from sandboxkit import need
 import toolsight
 from toolsight.tools import sandbox
 from toolsight.tools.sandbox import ExecResult, Limits, SandboxPool
+from toolsight.tools.sandbox import client as sandbox_client
 
 FAST = Limits(wall_s=3, cpu_s=2)
 
@@ -319,14 +321,18 @@ def test_isolation_report_is_complete() -> None:
     assert rep["level"] in ("full", "partial", "minimal")
 
 
-def test_missing_layers_are_reported_loudly_and_calls_still_work(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_layers_are_reported_loudly_and_calls_still_work(ws: Path, caplog: pytest.LogCaptureFixture,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox_client, "_WARNED", set())  # an earlier test may have warned already
+    caplog.set_level(logging.WARNING, logger="toolsight.tools.sandbox.client")
     own = SandboxPool(size=1, config={"landlock": False, "seccomp": False})
     try:
         rep = own.isolation()
         assert rep["level"] == "partial"
         assert rep["layers"]["landlock_fs"] is False and rep["layers"]["seccomp"] is False
         assert any("Landlock is not in force" in w for w in rep["warnings"])
-        assert "toolsight sandbox WARNING: Landlock is not in force" in capsys.readouterr().err
+        warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert any(m.startswith("sandbox: Landlock is not in force") for m in warned), warned
         # Landlock would deny this file (not on its list); without it, it is readable
         res = own.run("print(open('/proc/self/mountinfo').read() != '')", ws, FAST)
         assert res.ok and res.stdout.strip() == "True", res  # works, with the layers that remain

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import select
 import signal
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from toolsight.tools.sandbox.models import ExecResult, Limits
+
+log = logging.getLogger(__name__)
 
 SERVER_SCRIPT = Path(__file__).with_name("_server.py")
 START_TIMEOUT_S = 90.0
@@ -141,6 +144,7 @@ class ServerProcess:
         if self._killed:
             return
         self._killed = True
+        log.info("sandbox: killing server %s", self.proc.pid)
         # only signal groups whose leader has not been reaped yet (a reaped pid may belong to someone else)
         if self.proc.returncode is None:
             for pid in (self.child_pid, self.proc.pid):
@@ -558,7 +562,7 @@ def summarize(hello: dict[str, Any]) -> dict[str, Any]:
     for w in warnings:
         if w not in _WARNED:
             _WARNED.add(w)
-            print(f"toolsight sandbox WARNING: {w}", file=sys.stderr)
+            log.warning("sandbox: %s", w)
     return {
         "sandbox": "fork-server",
         "level": level,
