@@ -155,6 +155,24 @@ def _execute(opts: Any, report: bool) -> None:
 
 
 @app.command()
+def sweep(
+    plan: Annotated[Path, typer.Argument(help="a sweep plan (.toml, .yaml): models × benchmarks × settings")],
+    out: Annotated[Path | None, typer.Option(help="the sweep folder (default: the plan's `out`, else sweeps/NAME)")] = None,
+    resume: Annotated[bool, typer.Option(help="continue the sweep in --out: finish every run of the plan")] = False,
+    report: Annotated[bool, typer.Option(help="print the combined report at the end")] = True,
+) -> None:
+    """Run many runs from one plan into one sweep folder, sharing each endpoint's limit (docs/scale.md)."""
+    from toolsight.sweep_session import execute_sweep
+
+    try:
+        result = execute_sweep(plan, out, resume=resume, report=report)
+    except ToolsightError as exc:
+        raise _fail(str(exc), exc.exit_code) from None
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
+
+
+@app.command()
 def retry(
     run_dir: Annotated[Path, typer.Argument(help="a run directory")],
     base_url: Annotated[str | None, typer.Option(help="model URL, if it moved since the run started")] = None,
