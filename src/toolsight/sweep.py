@@ -57,7 +57,7 @@ from toolsight.errors import (
 from toolsight.limiter import LimiterPool
 from toolsight.log.files import atomic_write_text
 from toolsight.models.base import GenerateConfig, Model
-from toolsight.runner import RunError, Runner, RunOptions, RunStopped, RunSummary
+from toolsight.runner import Runner, RunOptions, RunStopped, RunSummary
 
 SWEEP_FILE = "sweep.json"
 RUNS = "runs"
@@ -307,7 +307,8 @@ def _options(plan: Plan, path: Path, bi: int, b: BenchmarkEntry, mi: int, m: Mod
     base_url = m.base_url
     if base_url is not None and "{scripted}" in base_url:
         if scripted_url is None:
-            raise PlanError(f"{path}: models[{mi}].base_url uses {{scripted}} but the plan has no [scripted_server]")
+            raise PlanError(f"{path}: models[{mi}].base_url uses {{scripted}} but the plan has no scripted_server "
+                            'table (script = "FILE")')
         base_url = base_url.replace("{scripted}", scripted_url)
     merged.update({"benchmark": target, "model": m.spec, "setting": setting, "data": data, "base_url": base_url,
                    "endpoint": m.endpoint, "generate": gen})
@@ -524,6 +525,7 @@ def check_settings(target: str) -> tuple[list[str], str]:
 
 
 __all__ = [
-    "SWEEP_FILE", "Plan", "PlanError", "RunError", "RunOutcome", "Sweep", "SweepResult", "SweepRun", "SweepRunner",
-    "check_folder", "check_settings", "expand", "generate_data", "sweep_folder", "read_plan", "sweep_run_dirs", "write_sweep_file",
+    "SWEEP_FILE", "Plan", "PlanError", "RunOutcome", "Sweep", "SweepResult", "SweepRun", "SweepRunner",
+    "check_folder", "check_settings", "expand", "generate_data", "read_plan", "sweep_folder", "sweep_run_dirs",
+    "write_sweep_file",
 ]
