@@ -265,7 +265,7 @@ def score(
 
 @app.command("report")
 def report_cmd(
-    run_dirs: Annotated[list[Path], typer.Argument(help="one or more run directories")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="one or more run directories, or a sweep folder")],
     by: Annotated[list[str] | None, typer.Option(help="group by this task tag (repeatable)")] = None,
     fmt: Annotated[str, typer.Option("--format", help="md | html | json | csv")] = "md",
     base: Annotated[str | None, typer.Option(help="base setting for deltas")] = None,
@@ -278,6 +278,15 @@ def report_cmd(
     """Print the papers' tables for one or more runs."""
     if fmt not in ("md", "html", "json", "csv"):
         raise _fail(f"--format {fmt!r}: use md, html, json or csv", 2)
+    if len(run_dirs) == 1 and (run_dirs[0] / "sweep.json").is_file():  # a sweep folder: its combined report
+        from toolsight.report.sweep import build_sweep_report
+
+        try:
+            text = build_sweep_report(run_dirs[0], fmt=fmt, out_dir=out_dir)
+        except (ToolsightError, ValueError, OSError) as exc:
+            raise _fail(str(exc)) from None
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
     for d in run_dirs:
         if not (d / "manifest.json").is_file():
             raise _fail(f"{d} is not a run directory (no manifest.json)")

@@ -61,6 +61,8 @@ def test_a_sweep_runs_its_table_and_prints_one_combined_report(tmp_path: Path) -
     assert set(rows) == {"openai/m-a", "random"}
     assert rows["openai/m-a"].count("**100.0 [100.0–100.0]**") == 2  # one cell per setting, ranked best
     assert (sw / "report" / "report.md").read_text().count("ds: score by model × setting") == 1
+    again = ts("report", str(sw))  # on demand, from the sweep folder
+    assert again.returncode == 0 and again.stdout.split("ds: score by model × setting")[1].split("\n\n")[1] == table
 
 
 def test_resume_finishes_a_cut_run_and_adds_new_runs_with_each_record_once(tmp_path: Path) -> None:
