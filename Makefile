@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_server.py
 	$(PY) bench/perception.py
 	$(PY) bench/web.py
+	$(PY) bench/scale.py
 
 # Mutation testing (docs/testing.md): mutmut over the files in [tool.mutmut] of pyproject.toml.
 # MUTATE picks the mutants to run (module globs); add toolsight.store* etc. once those files are
