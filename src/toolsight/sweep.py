@@ -38,7 +38,7 @@ import json
 import re
 import time
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -400,7 +400,6 @@ class SweepRunner:
         on_event: EventFn | None = None,
         on_start: Callable[[SweepRun], None] | None = None,
         on_done: Callable[[RunOutcome], None] | None = None,
-        only: Sequence[str] | None = None,
     ) -> None:
         self.sweep = sweep
         self.make_model = make_model
@@ -409,7 +408,6 @@ class SweepRunner:
         self.on_event = on_event
         self.on_start = on_start
         self.on_done = on_done
-        self.only = set(only) if only else None
         self.limiters = LimiterPool()
         self._loaded: dict[int, tuple[Benchmark, LoadedTasks]] = {}
 
@@ -459,8 +457,7 @@ class SweepRunner:
 
     async def run(self) -> list[RunOutcome]:
         gate = asyncio.Semaphore(self.sweep.plan.parallel)
-        todo = [r for r in self.sweep.runs if self.only is None or r.id in self.only]
-        jobs = [asyncio.create_task(self._one(r, gate), name=f"toolsight-sweep-{r.id}") for r in todo]
+        jobs = [asyncio.create_task(self._one(r, gate), name=f"toolsight-sweep-{r.id}") for r in self.sweep.runs]
         try:
             return list(await asyncio.gather(*jobs))
         except BaseException:

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,41 @@ def test_resume_finishes_a_cut_run_and_adds_new_runs_with_each_record_once(tmp_p
     doc = json.loads((sw / "sweep.json").read_text())
     assert len(doc["runs"]) == 4 and [h["event"] for h in doc["history"]] == ["resume"]
     assert "random" in r.stdout.split("ds: score by model × setting")[1]
+
+
+def _whole_lines(run_dir: Path) -> bytes:
+    """records.jsonl up to its last complete line (a kill may tear the last one)."""
+    data = (run_dir / "records.jsonl").read_bytes() if (run_dir / "records.jsonl").exists() else b""
+    return data[: data.rfind(b"\n") + 1]
+
+
+def _lines(run_dir: Path) -> int:
+    return _whole_lines(run_dir).count(b"\n")
+
+
+def test_a_sweep_killed_mid_run_resumes_to_every_task_exactly_once(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, ["openai/m-a", "openai/m-b"])
+    (tmp_path / "script.json").write_text(json.dumps({  # slow replies: the kill lands mid-run
+        "steps": [{"text": "<answer>A</answer>"}], "capacity": {"concurrency": 2, "seconds": 0.4, "over": "queue"}}))
+    sw = tmp_path / "sw"
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    proc = subprocess.Popen([sys.executable, "-m", "toolsight", "sweep", str(plan), "--out", str(sw), "--no-report"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and sum(_lines(d) for d in (sw / "runs").glob("*")) < 3:
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+    before = {d.name: _whole_lines(d) for d in (sw / "runs").glob("*")}
+    assert 3 <= sum(b.count(b"\n") for b in before.values()) < 24, "the kill must land mid-sweep"
+    r = ts("sweep", str(plan), "--out", str(sw), "--resume", "--no-report")
+    assert r.returncode == 0, r.stderr[-2000:]
+    for rid in ("ds__direct__openai_m-a", "ds__direct__openai_m-b", "ds__crop__openai_m-a", "ds__crop__openai_m-b"):
+        done = (sw / "runs" / rid / "records.jsonl").read_bytes()
+        assert done.startswith(before.get(rid, b""))  # what was finished before the kill is kept
+        assert sorted(x["task_id"] for x in records(sw / "runs" / rid)) == [f"t{i}" for i in range(6)], rid
 
 
 def test_the_runs_of_a_sweep_share_one_limit_per_endpoint(tmp_path: Path) -> None:
