@@ -60,6 +60,7 @@ bench: $(STAMP)
 	$(PY) bench/perception.py
 	$(PY) bench/web.py
 	$(PY) bench/vtc_code.py
+	$(PY) bench/scale.py
 
 # Mutation testing (docs/testing.md): mutmut over the files in [tool.mutmut] of pyproject.toml.
 # MUTATE picks the mutants to run (module globs; e.g. MUTATE="toolsight.store*"); a file must be

@@ -145,6 +145,7 @@ def run(
     web: Annotated[str | None, typer.Option(help="web tools' backend: live | offline[=CORPUS_DIR] | replay=RUN_DIR")] = None,
     web_budget: Annotated[int | None, typer.Option(min=1, help="web requests allowed in this run")] = None,
     summary_model: Annotated[str | None, typer.Option(help="model that summarises pages for `visit`")] = None,
+    adaptive: Annotated[bool, typer.Option(help="adapt the connection limit to the endpoint (AIMD, under --max-connections)")] = True,
 ) -> None:
     """Run a benchmark or a dataset folder with a model.
 
@@ -192,6 +193,7 @@ def run(
         agent=agent,
         web=web, web_budget=web_budget, summary_model=summary_model,
         retry_errors=retry_errors, outage_timeout=outage_timeout, max_retry_after=max_retry_after,
+        adaptive=adaptive,
     )
     from toolsight.agents.registry import agent_names
 
@@ -209,6 +211,24 @@ def _execute(opts: Any, report: bool) -> None:
         raise _fail(str(exc), exc.exit_code) from None
     if summary.exit_code:
         raise typer.Exit(summary.exit_code)
+
+
+@app.command()
+def sweep(
+    plan: Annotated[Path, typer.Argument(help="a sweep plan (.toml, .yaml): models × benchmarks × settings")],
+    out: Annotated[Path | None, typer.Option(help="the sweep folder (default: the plan's `out`, else sweeps/NAME)")] = None,
+    resume: Annotated[bool, typer.Option(help="continue the sweep in --out: finish every run of the plan")] = False,
+    report: Annotated[bool, typer.Option(help="print the combined report at the end")] = True,
+) -> None:
+    """Run many runs from one plan into one sweep folder, sharing each endpoint's limit (docs/scale.md)."""
+    from toolsight.sweep_session import execute_sweep
+
+    try:
+        result = execute_sweep(plan, out, resume=resume, report=report)
+    except ToolsightError as exc:
+        raise _fail(str(exc), exc.exit_code) from None
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
 
 
 @app.command()
@@ -368,7 +388,7 @@ def _score_counts(path: Path) -> dict[str, Any]:
 
 @app.command("report")
 def report_cmd(
-    run_dirs: Annotated[list[Path], typer.Argument(help="one or more run directories")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="one or more run directories, or a sweep folder")],
     by: Annotated[list[str] | None, typer.Option(help="group by this task tag (repeatable)")] = None,
     fmt: Annotated[str, typer.Option("--format", help="md | html | json | csv")] = "md",
     base: Annotated[str | None, typer.Option(help="base setting for deltas")] = None,
@@ -381,6 +401,15 @@ def report_cmd(
     """Print the papers' tables for one or more runs."""
     if fmt not in ("md", "html", "json", "csv"):
         raise _fail(f"--format {fmt!r}: use md, html, json or csv", 2)
+    if len(run_dirs) == 1 and (run_dirs[0] / "sweep.json").is_file():  # a sweep folder: its combined report
+        from toolsight.report.sweep import build_sweep_report
+
+        try:
+            text = build_sweep_report(run_dirs[0], fmt=fmt, out_dir=out_dir)
+        except (ToolsightError, ValueError, OSError) as exc:
+            raise _fail(str(exc)) from None
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
     for d in run_dirs:
         if not (d / "manifest.json").is_file():
             raise _fail(f"{d} is not a run directory (no manifest.json)")

@@ -48,6 +48,7 @@ from toolsight.errors import (
     ToolsightError,
     one_line,
 )
+from toolsight.limiter import EndpointLimiter, LimiterPool, endpoint_key
 from toolsight.log.files import latest_status
 from toolsight.log.manifest import Manifest
 from toolsight.log.record import record_key
@@ -124,6 +125,10 @@ class RunOptions(BaseModel):
     epochs: int = Field(default=1, ge=1, description="times each task runs; records carry `epoch` (1..N)")
     epochs_reducer: str | None = Field(
         default=None, description="how a task's epochs reduce to one score (metrics/epochs.py); None = the scorer's")
+    # how the run is carried out, not what its records mean: none of these is in the identity
+    adaptive: bool = Field(default=True, description="adapt each endpoint's connection limit (AIMD) under max_connections")
+    endpoint: str | None = Field(default=None, description="limiter group of the model's endpoint (default: its base "
+                                 "URL, else the model spec); runs naming the same endpoint share one limit")
 
     def identity(self, benchmark: str, setting: str, data_hash: str) -> dict[str, Any]:
         """What a resumed run must share with the run it continues. Paths, URLs, concurrency,
@@ -165,6 +170,8 @@ class RunSummary:
     stopped: str | None = None
     stats: CallStats = field(default_factory=CallStats)
     outage_s: float = 0.0
+    #: the endpoint limiters the run's calls go through (live: the progress display reads them)
+    limiters: list[EndpointLimiter] = field(default_factory=list)
 
     @property
     def accuracy(self) -> float | None:
@@ -196,6 +203,10 @@ class RunSummary:
             text += f"; {self.kept_errors} earlier error record(s) kept (--no-retry-errors)"
         if self.outage_s >= 1:
             text += f"; paused {self.outage_s:.0f} s while the endpoint was unreachable"
+        for lim in self.limiters:
+            if lim.cuts:
+                text += (f"; {lim.key}: connection limit {lim.current}/{lim.max_limit} after {lim.cuts} cut(s) "
+                         f"({lim.overloads} overload answer(s))")
         if errs or self.kept_errors:
             text += f". Re-run the failed tasks with: toolsight retry {self.run_dir}"
         return text
@@ -312,8 +323,10 @@ class Runner:
         on_progress: Callable[[RunSummary, CallStats], None] | None = None,
         on_event: Callable[[str], None] | None = None,
         summarizer: Model | None = None,
+        limiters: LimiterPool | None = None,
     ) -> None:
         self.opts = opts
+        self.limiters = limiters if limiters is not None else LimiterPool()  # a sweep passes one shared pool
         self.bench = bench
         self.loaded = loaded
         self.model = model
@@ -598,7 +611,7 @@ class Runner:
         caller = ModelCaller(self.model, max_connections=self.opts.max_connections, retries=self.opts.retries,
                              backoff_base=self.opts.backoff_base, cache=cache,
                              max_retry_after=self.opts.max_retry_after, outage_timeout=self.opts.outage_timeout,
-                             on_event=self._emit)
+                             on_event=self._emit, limiter=self.model_limiter())
         summary.stats = caller.stats
         judge_caller: ModelCaller | None = None
         judge: Model | None = None
@@ -607,7 +620,7 @@ class Runner:
                                        retries=self.opts.retries, backoff_base=self.opts.backoff_base, cache=cache,
                                        max_retry_after=self.opts.max_retry_after,
                                        outage_timeout=self.opts.outage_timeout, label="judge endpoint",
-                                       on_event=self._emit)
+                                       on_event=self._emit, limiter=self.judge_limiter())
             judge = CallerModel(judge_caller)
         ctx = ScoreContext(judge=judge)
         if self.uses_sandbox:
@@ -657,6 +670,9 @@ class Runner:
 
         stop: RunAborted | None = None
         n = max(1, min(self.opts.concurrency, len(todo) or 1))
+        limits = [caller.limiter] + ([judge_caller.limiter] if judge_caller is not None else [])
+        summary.limiters = limits
+        stop_logging_limits = self.log_limits(limits)
         with contextlib.ExitStack() as stack:
             if web is not None:  # the tasks' tools find the run's web session through a context variable
                 from toolsight.web import use_session
@@ -669,6 +685,7 @@ class Runner:
             summary.interrupted = True
             raise
         finally:
+            stop_logging_limits()
             if web is not None:
                 await web.aclose()
             try:
@@ -708,6 +725,45 @@ class Runner:
             if m is not None:
                 with contextlib.suppress(Exception):
                     await m.aclose()
+
+    # ---- endpoint limits ------------------------------------------------------------------------
+    def model_limiter(self) -> EndpointLimiter:
+        """The evaluated model's endpoint limiter (shared with every run of the pool on that endpoint)."""
+        key = endpoint_key(self.opts.model, self.opts.base_url, self.opts.endpoint)
+        return self.limiters.get(key, self.opts.max_connections, adaptive=self.opts.adaptive)
+
+    def judge_limiter(self) -> EndpointLimiter:
+        assert self.opts.judge is not None
+        key = endpoint_key(self.opts.judge, self.opts.judge_base_url)
+        return self.limiters.get(key, self.opts.judge_concurrency, adaptive=self.opts.adaptive)
+
+    def log_limits(self, limiters: list[EndpointLimiter]) -> Callable[[], None]:
+        """Append every limit change during the run to RUN/limits.jsonl (starting with each limit as
+        the run found it); returns the function that stops it."""
+        from toolsight.limiter import LimitChange
+
+        try:
+            fh = (self.run_dir / LIMITS).open("a", encoding="utf-8")
+        except OSError as exc:
+            self._emit(f"warning: cannot record connection limits ({exc})")
+            return lambda: None
+
+        def write(change: LimitChange) -> None:
+            with contextlib.suppress(OSError, ValueError):
+                fh.write(json.dumps(change.as_dict()) + "\n")
+                fh.flush()
+
+        for lim in limiters:
+            write(LimitChange(lim.key, lim.current, lim.current, "run-start", lim.inflight))
+        stops = [lim.subscribe(write) for lim in limiters]
+
+        def stop() -> None:
+            for s in stops:
+                s()
+            with contextlib.suppress(OSError):
+                fh.close()
+
+        return stop
 
     def _record_backend(self, name: str, info: dict[str, Any]) -> None:
         """Add which backend an interface runs on to a new run's manifest (written atomically)."""
@@ -757,6 +813,9 @@ async def _first_failure(workers: list[asyncio.Task[None]]) -> RunAborted | None
         if not isinstance(exc, RunAborted):
             raise exc
     return stops[0] if stops else None
+
+
+LIMITS = "limits.jsonl"  # the connection-limit changes of a run (toolsight.limiter)
 
 
 def _backends(tools: list[Any]) -> dict[str, Any]:

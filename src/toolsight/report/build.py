@@ -238,6 +238,7 @@ def build_report(
     prices: PriceTable | None = None,
     metric: str = "score",
     plots: bool = True,
+    lead_tables: Sequence[T.Table] = (),
 ) -> str:
     """The report text. With `out_dir`: also writes report.<fmt>, the plots (PNG) and records.csv.
 
@@ -246,6 +247,7 @@ def build_report(
 
     Without `out_dir`, an HTML report embeds its plots; a markdown report has none.
     `metric` picks the grouped tables' number: 'score' (mean value) or 'pass_rate' (APR).
+    `lead_tables` come first (a sweep's models × settings tables, toolsight.report.sweep).
     """
     if fmt not in FORMATS:
         raise ReportError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
@@ -285,6 +287,7 @@ def build_report(
     tabs = report_tables(metrics, [] if layout else by, base_setting, metric, layout)
     if fmt == "html":
         _link_rows(tabs, metrics, out)
+    tabs = [*lead_tables, *tabs]
     warnings = _warnings(metrics, [] if layout else by, base_setting)
     made: list[Path] = []
     tmp_dir: Path | None = None
