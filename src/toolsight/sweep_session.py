@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from toolsight.runner import RunSummary
-from toolsight.session import make_model
+from toolsight.api.engine import make_model
 from toolsight.sweep import (
     RunOutcome,
     Sweep,
