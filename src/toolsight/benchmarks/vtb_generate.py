@@ -467,8 +467,10 @@ KINDS: list[Callable[[int, random.Random], Sample]] = list(KIND_FUNCS.values())
 WEB_KINDS = ("web_lookup", "weather")
 
 
-def _generate(n: int, seed: int, kinds: list[str] | None = None) -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
-    """(`n` HF rows, the web material their tasks need: corpus pages and weather places)."""
+def _generate(n: int, seed: int, kinds: list[str] | None = None, progress: Callable[[int], None] | None = None
+              ) -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
+    """(`n` HF rows, the web material their tasks need: corpus pages and weather places); `progress(done)`
+    is called after each task is made."""
     names = kinds or list(KIND_FUNCS)
     unknown = [k for k in names if k not in KIND_FUNCS]
     if unknown:
@@ -498,12 +500,15 @@ def _generate(n: int, seed: int, kinds: list[str] | None = None) -> tuple[list[d
             "num_images": len(flat),
             "toolsight_reference": s["reference"],
         })
+        if progress is not None:
+            progress(len(rows))
     return rows, web
 
 
-def generate_rows(n: int, seed: int = 0, kinds: list[str] | None = None) -> list[dict[str, Any]]:
+def generate_rows(n: int, seed: int = 0, kinds: list[str] | None = None,
+                  progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
     """`n` tasks as Hugging Face rows (images as `{"bytes", "path"}` structs, JSON-string fields)."""
-    return _generate(n, seed, kinds)[0]
+    return _generate(n, seed, kinds, progress)[0]
 
 
 def write_web(corpus: Path, pages: list[dict[str, str]], places: list[dict[str, Any]], name: str) -> None:
@@ -535,10 +540,11 @@ def write_web(corpus: Path, pages: list[dict[str, str]], places: list[dict[str, 
 
 
 def generate_vtb(n: int, seed: int, out: Path | str, kinds: list[str] | None = None,
-                 corpus: Path | None = None) -> Path:
+                 corpus: Path | None = None, progress: Callable[[int], None] | None = None) -> Path:
     """Write `n` generated tasks in the official converted layout under `out` (see the module docstring);
-    web tasks' pages and weather go to `corpus` (default `out/corpus`, the benchmark's default `--web`)."""
-    rows, web = _generate(n, seed, kinds)
+    web tasks' pages and weather go to `corpus` (default `out/corpus`, the benchmark's default `--web`);
+    `progress(done)` is called after each task is made."""
+    rows, web = _generate(n, seed, kinds, progress)
     root = convert_rows(rows, Path(out))
     if web["pages"] or web["places"]:
         write_web(corpus or root / "corpus", web["pages"], web["places"], name=f"vtb-demo-{seed}")

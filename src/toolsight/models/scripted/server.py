@@ -304,6 +304,11 @@ class ScriptedServer:
         self._runner: web.AppRunner | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
+        # what a `capacity` limit did (read by tests): requests in service now, the most at once, refused
+        self.inflight = 0
+        self.peak_inflight = 0
+        self.rejected = 0
+        self._room: asyncio.Semaphore | None = None
 
     @property
     def base_url(self) -> str:
@@ -336,6 +341,25 @@ class ScriptedServer:
         return await self._handle(request, "google")
 
     async def _handle(self, request: web.Request, wire: str) -> web.StreamResponse:
+        cap = self.script.capacity
+        if cap is None:
+            return await self._serve_one(request, wire)
+        if cap.over == "reject" and self.inflight >= cap.concurrency:
+            self.rejected += 1
+            headers = {"Retry-After": f"{cap.retry_after:g}"} if cap.retry_after is not None else None
+            return web.json_response(_error_body(wire, cap.status), status=cap.status, headers=headers)
+        if self._room is None:
+            self._room = asyncio.Semaphore(cap.concurrency)
+        async with self._room:  # over: queue waits here; over: reject never does (checked above)
+            self.inflight += 1
+            self.peak_inflight = max(self.peak_inflight, self.inflight)
+            try:
+                await asyncio.sleep(cap.seconds)
+                return await self._serve_one(request, wire)
+            finally:
+                self.inflight -= 1
+
+    async def _serve_one(self, request: web.Request, wire: str) -> web.StreamResponse:
         raw = await request.read()
         try:
             body = json.loads(raw)
