@@ -17,8 +17,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from toolsight.runner import RunSummary
 from toolsight.api.engine import make_model
+from toolsight.runner import RunSummary
 from toolsight.sweep import (
     RunOutcome,
     Sweep,
