@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from toolsight.agents.answer import extract_answer
 from toolsight.agents.images import apply_image_budget, fit_pixels
@@ -31,6 +32,17 @@ from toolsight.tasks.schema import Task, Turn
 from toolsight.tools.base import Artifact, Toolbox, ToolSpec
 
 Generate = Callable[[list[Message], list[ToolSpec], GenerateConfig], Awaitable[ModelOutput]]
+
+
+@dataclass
+class _TurnState:
+    """What one turn has built so far: its messages, the images the model saw, counters."""
+
+    msgs: list[Message]
+    seen: list[str]
+    calls_used: int = 0
+    nudges: int = 0
+    rounds: int = 0
 
 
 class TaskFailed(Exception):
@@ -139,6 +151,53 @@ class Agent:
         traj: Trajectory,
         t_start: float,
     ) -> tuple[TurnResult, list[Message]]:
+        """One user turn: model rounds and tool calls until an answer or a cap; its result and messages."""
+        s = self.settings
+        st = self._open_turn(turn, toolbox, inputs)
+        specs = toolbox.specs() if s.tools else []
+        stop: StopReason = "answered"
+        response = ""
+        while True:
+            capped = self._cap_before_round(st.rounds, traj, t_start)
+            if capped is not None:
+                stop = capped
+                break
+            last_round = st.rounds == s.max_rounds - 1
+            offer = specs if specs and not (s.no_tools_on_last_round and last_round) else []
+            st.rounds += 1
+            try:
+                out = await self._call_model([*history, *st.msgs], offer, traj)
+            except ModelError as exc:
+                traj.stop_reason = "model_error"
+                traj.messages.extend(st.msgs)
+                traj.turns.append(
+                    TurnResult(index=ti, response="", stop_reason="model_error", rounds=st.rounds,
+                               tool_calls=st.calls_used, seen_images=st.seen)
+                )
+                raise TaskFailed(f"model error: {exc}", traj) from exc
+            st.msgs.append(out.message)
+            response = out.message.text
+            tool_calls = out.message.tool_calls if offer or self.text_protocol else []
+            if not tool_calls:
+                if self._nudged(st, response):
+                    continue
+                stop = "answered" if response.strip() else "no_answer"
+                break
+            if st.calls_used >= s.max_tool_calls:
+                stop = "max_tool_calls"
+                response = s.cap_answer or response
+                break
+            await self._tool_round(st, tool_calls, ti, turn, toolbox, traj)
+        return (
+            TurnResult(
+                index=ti, response=response, answer=extract_answer(response, s.answer_format),
+                stop_reason=stop, rounds=st.rounds, tool_calls=st.calls_used, seen_images=st.seen,
+            ),
+            st.msgs,
+        )
+
+    def _open_turn(self, turn: Turn, toolbox: Toolbox, inputs: dict[str, Artifact]) -> _TurnState:
+        """The turn's user message with its images (all, or the first only)."""
         s = self.settings
         images = [inputs[i.path] for i in turn.images if i.path in inputs]
         if s.send_images == "first":
@@ -147,102 +206,79 @@ class Agent:
         user = Message.user(
             _render_prompt(s, turn, names), images=[self._image_part(a, toolbox) for a in images]
         )
-        seen = [a.id for a in images]
-        msgs: list[Message] = [user]
-        specs = toolbox.specs() if s.tools else []
-        calls_used = 0
-        nudges = 0
-        stop: StopReason = "answered"
-        response = ""
-        rounds = 0
-        while True:
-            if rounds >= s.max_rounds:
-                stop = "max_rounds"
-                break
-            if s.time_limit_s is not None and time.monotonic() - t_start > s.time_limit_s:
-                stop = "time_limit"
-                break
-            if s.max_total_tokens is not None and traj.usage.total_tokens >= s.max_total_tokens:
-                stop = "max_tokens"
-                break
-            last_round = rounds == s.max_rounds - 1
-            offer = specs if specs and not (s.no_tools_on_last_round and last_round) else []
-            rounds += 1
-            try:
-                out = await self._call_model([*history, *msgs], offer, traj)
-            except ModelError as exc:
-                traj.stop_reason = "model_error"
-                traj.messages.extend(msgs)
-                traj.turns.append(
-                    TurnResult(index=ti, response="", stop_reason="model_error", rounds=rounds,
-                               tool_calls=calls_used, seen_images=seen)
-                )
-                raise TaskFailed(f"model error: {exc}", traj) from exc
-            msgs.append(out.message)
-            response = out.message.text
-            tool_calls = out.message.tool_calls if offer or self.text_protocol else []
-            if not tool_calls:
-                if (
-                    s.nudge
-                    and nudges < s.max_nudges
-                    and extract_answer(response, s.answer_format) is None
-                    and rounds < s.max_rounds
-                ):
-                    nudges += 1
-                    final = s.final_nudge and rounds == s.max_rounds - 1
-                    msgs.append(Message.user(s.final_nudge if final and s.final_nudge else s.nudge))
-                    continue
-                stop = "answered" if response.strip() else "no_answer"
-                break
-            if calls_used >= s.max_tool_calls:
-                stop = "max_tool_calls"
-                response = s.cap_answer or response
-                break
-            feedback: list[ImagePart] = []
-            feedback_ids: list[str] = []
-            tool_msgs: list[Message] = []
-            for call in tool_calls:
-                if calls_used >= s.max_tool_calls:
-                    rec_text = "Tool-call limit reached; no more tools can be called. Give your final answer."
-                    tool_msgs.append(self._tool_message(call, rec_text, []))
-                    continue
-                calls_used += 1
-                record, parts = await self._run_tool(call, ti, rounds, toolbox)
-                traj.tool_calls.append(record)
-                if parts and self.image_mode == "tool":
-                    tool_msgs.append(self._tool_message(call, record.text, parts))
-                    record.image_feedback = "tool"
-                    seen.extend(p.artifact_id or "" for p in parts)
-                elif parts:
-                    ids = ", ".join(p.artifact_id or "" for p in parts)
-                    text = f"{record.text}\n[image(s) {ids} attached in the next user message]"
-                    tool_msgs.append(self._tool_message(call, text, []))
-                    record.image_feedback = "user"
-                    feedback.extend(parts)
-                    feedback_ids.append(call.id)
-                else:
-                    tool_msgs.append(self._tool_message(call, record.text, []))
-            left = s.max_rounds - rounds
-            if tool_msgs and 0 < left <= s.remaining_note_from:
-                note = None
-                if left == 1 and s.last_round_note:
-                    note = s.last_round_note.replace("{question}", turn.prompt)
-                elif s.remaining_note:
-                    note = s.remaining_note.format(n=left)
-                if note:
-                    tool_msgs[-1] = self._append_text(tool_msgs[-1], note)
-            msgs.extend(tool_msgs)
-            if feedback:
-                note = s.tool_image_note.format(call_id=", ".join(feedback_ids))
-                msgs.append(Message.user(note, images=feedback))
-                seen.extend(p.artifact_id or "" for p in feedback)
-        return (
-            TurnResult(
-                index=ti, response=response, answer=extract_answer(response, s.answer_format),
-                stop_reason=stop, rounds=rounds, tool_calls=calls_used, seen_images=seen,
-            ),
-            msgs,
-        )
+        return _TurnState(msgs=[user], seen=[a.id for a in images])
+
+    def _cap_before_round(self, rounds: int, traj: Trajectory, t_start: float) -> StopReason | None:
+        """The cap that stops the turn before another model round, if any."""
+        s = self.settings
+        if rounds >= s.max_rounds:
+            return "max_rounds"
+        if s.time_limit_s is not None and time.monotonic() - t_start > s.time_limit_s:
+            return "time_limit"
+        if s.max_total_tokens is not None and traj.usage.total_tokens >= s.max_total_tokens:
+            return "max_tokens"
+        return None
+
+    def _nudged(self, st: _TurnState, response: str) -> bool:
+        """Ask again (the benchmark's nudge) when a reply has no extractable answer and nudges are left."""
+        s = self.settings
+        if not (s.nudge and st.nudges < s.max_nudges and extract_answer(response, s.answer_format) is None
+                and st.rounds < s.max_rounds):
+            return False
+        st.nudges += 1
+        final = s.final_nudge and st.rounds == s.max_rounds - 1
+        st.msgs.append(Message.user(s.final_nudge if final and s.final_nudge else s.nudge))
+        return True
+
+    async def _tool_round(self, st: _TurnState, tool_calls: list[ToolCall], ti: int, turn: Turn,
+                          toolbox: Toolbox, traj: Trajectory) -> None:
+        """Run a reply's tool calls; append the tool messages (with the remaining-rounds note) and any
+        images that go back in a following user message."""
+        s = self.settings
+        feedback: list[ImagePart] = []
+        feedback_ids: list[str] = []
+        tool_msgs: list[Message] = []
+        for call in tool_calls:
+            if st.calls_used >= s.max_tool_calls:
+                rec_text = "Tool-call limit reached; no more tools can be called. Give your final answer."
+                tool_msgs.append(self._tool_message(call, rec_text, []))
+                continue
+            st.calls_used += 1
+            record, parts = await self._run_tool(call, ti, st.rounds, toolbox)
+            traj.tool_calls.append(record)
+            if parts and self.image_mode == "tool":
+                tool_msgs.append(self._tool_message(call, record.text, parts))
+                record.image_feedback = "tool"
+                st.seen.extend(p.artifact_id or "" for p in parts)
+            elif parts:
+                ids = ", ".join(p.artifact_id or "" for p in parts)
+                text = f"{record.text}\n[image(s) {ids} attached in the next user message]"
+                tool_msgs.append(self._tool_message(call, text, []))
+                record.image_feedback = "user"
+                feedback.extend(parts)
+                feedback_ids.append(call.id)
+            else:
+                tool_msgs.append(self._tool_message(call, record.text, []))
+        note = self._remaining_note(turn, st.rounds) if tool_msgs else None
+        if note:
+            tool_msgs[-1] = self._append_text(tool_msgs[-1], note)
+        st.msgs.extend(tool_msgs)
+        if feedback:
+            note = s.tool_image_note.format(call_id=", ".join(feedback_ids))
+            st.msgs.append(Message.user(note, images=feedback))
+            st.seen.extend(p.artifact_id or "" for p in feedback)
+
+    def _remaining_note(self, turn: Turn, rounds: int) -> str | None:
+        """The benchmark's "N calls left" note (or its last-round note) after this round, if due."""
+        s = self.settings
+        left = s.max_rounds - rounds
+        if not 0 < left <= s.remaining_note_from:
+            return None
+        if left == 1 and s.last_round_note:
+            return s.last_round_note.replace("{question}", turn.prompt)
+        if s.remaining_note:
+            return s.remaining_note.format(n=left)
+        return None
 
     def _tool_message(self, call: ToolCall, text: str, images: list[ImagePart]) -> Message:
         if self.text_protocol:
