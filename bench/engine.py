@@ -1,13 +1,25 @@
-"""Harness overhead of the engine, measured against a bare loop in the same run.
+"""toolsight's agent loop against the floor: a bare HTTP client driving the same conversations.
 
-1. 2,000 tasks x 5 tool rounds with an in-process model and a no-op tool, through the full runner
-   (run directory, records, artifacts, scoring) vs. the same model+tool calls in a bare loop:
-   overhead per model round and per task. Targets: <= 1 ms per round, <= 3 ms per task.
-2. Peak RSS of a run of 10,000 single-turn tasks (measured in a child process). Target: <= 250 MB.
-3. With --server: requests/s against the loopback scripted OpenAI-compatible server at
-   concurrency 64, toolsight vs. a bare httpx.AsyncClient loop. Target: >= 80 %.
+Setup (issue 19): a scripted server in its own process (aiohttp on 127.0.0.1) answers every task
+with 5 `crop` tool calls, then `<answer>A</answer>`; each task is one user turn with one 64x64 PNG.
+toolsight runs the dataset as `toolsight run DIR --setting crop --retries 0 --no-cache --concurrency
+32` does (`session.execute_run`, the real provider SDK, records, artifacts, scoring); the floor
+(`wire_floor.py`) sends byte-identical bodies with a bare `httpx2` client (the openai/anthropic
+SDKs' transport) at the same concurrency — checked on one task before anything is measured. Each
+side runs in its own child process, so CPU time (getrusage, all threads) and peak RSS are its own;
+imports are outside the timed region (start-up is measured on its own).
 
-Usage: python bench/engine.py [--tasks 2000] [--rounds 5] [--rss-tasks 10000] [--server]
+Printed per adapter (openai, anthropic, google): wall time and calls/s at 0 ms model latency, CPU
+ms per model call, wall time at 50 ms latency against the ideal (waves x rounds x latency), peak
+RSS, the same for 10,000 single-call tasks; then memory flatness (1,000 vs 10,000 tasks) and
+start-up (`toolsight --help`; `toolsight run` until the server sees the first request).
+
+Targets (issue 19): calls/s >= 0.8 x floor at 0 ms; >= 0.7 of ideal at 50 ms; <= 1.5 ms CPU per
+call; peak RSS <= 100 MB for 500 tasks; 10,000 tasks within 1.2x the RSS of 1,000; `--help`
+< 0.3 s; first request < 0.6 s.
+
+Usage: python bench/engine.py [--wires openai,anthropic,google] [--tasks 500] [--rounds 5]
+       [--concurrency 32] [--single 10000] [--repeat 1] [--quick] [--profile DIR]
 """
 
 from __future__ import annotations
@@ -15,7 +27,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
+import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,138 +38,297 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from PIL import Image
+sys.path.insert(0, str(Path(__file__).parent))
 
-from toolsight.agents.settings import AgentSettings
-from toolsight.benchmarks.generic import DatasetBenchmark
-from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolCall, Usage
-from toolsight.runner import Runner, RunOptions
-from toolsight.tools.base import ToolResult, ToolSpec, tool
-from toolsight.tools.registry import register_toolset
+import wire_floor  # noqa: E402
+
+HERE = Path(__file__).resolve()
+TOOLSIGHT = Path(sys.executable).parent / "toolsight"
+ANSWER = "<answer>A</answer>"
 
 
-@tool
-def noop(x: int = 0) -> ToolResult:
-    """Do nothing.
+# --- data and server ----------------------------------------------------------------------------
 
-    Args:
-        x: ignored.
-    """
-    return ToolResult(text="ok")
+def make_dataset(root: Path, n: int) -> Path:
+    """n tasks, each one user turn with the same 64x64 noise PNG (~12 KB) and gold answer A."""
+    import numpy as np
+    from PIL import Image
 
-
-register_toolset("noop", lambda: [noop], "a tool that does nothing (benchmarks)")
-
-
-class RoundsModel(Model):
-    """Calls `noop` until `rounds` tool results are in the conversation, then answers."""
-
-    def __init__(self, rounds: int) -> None:
-        super().__init__("bench/rounds")
-        self.rounds = rounds
-
-    async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
-        n = 0
-        for m in messages:
-            if m.role == "tool":
-                n += 1
-        if n < self.rounds:
-            msg = Message(role="assistant", tool_calls=[ToolCall(id=f"c{n}", name="noop", arguments='{"x": 1}')])
-            return ModelOutput(message=msg, usage=Usage(input_tokens=1, output_tokens=1), finish_reason="tool_calls")
-        return ModelOutput(message=Message(role="assistant", content=[TextPart(text="<answer>A</answer>")]),
-                           usage=Usage(input_tokens=1, output_tokens=1))
-
-
-def make_dataset(root: Path, n: int) -> None:
     root.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(np.zeros((32, 32, 3), np.uint8)).save(root / "img.png")
-    with (root / "tasks.jsonl").open("w") as fh:
-        for i in range(n):
-            fh.write(json.dumps({"id": f"t{i}", "turns": [{"prompt": "q", "images": [{"path": "img.png"}],
-                                                          "answer": "A"}]}) + "\n")
+    img = np.random.default_rng(0).integers(0, 255, (64, 64, 3), dtype=np.uint8)
+    Image.fromarray(img).save(root / "img.png")
+    line = '{"id": "t%d", "turns": [{"prompt": "Which letter? q%d", "images": [{"path": "img.png"}], "answer": "A"}]}\n'
+    (root / "tasks.jsonl").write_text("".join(line % (i, i) for i in range(n)))
+    wire_floor.Conversation.for_image(root / "img.png").save(root / "floor.json")
+    return root
 
 
-class NoopBench(DatasetBenchmark):
-    def settings(self) -> dict[str, AgentSettings]:
-        return {"noop": AgentSettings(name="noop", tools=["noop"], answer_format="answer_tag",
-                                      max_rounds=50, max_tool_calls=50)}
+def prompts(root: Path) -> list[str]:
+    return [json.loads(x)["turns"][0]["prompt"] for x in (root / "tasks.jsonl").read_text().splitlines()]
 
 
-async def bare_loop(n_tasks: int, rounds: int) -> float:
-    """The floor: the same model and tool calls, no harness."""
-    model = RoundsModel(rounds)
-    cfg = GenerateConfig()
+def script(rounds: int, latency_ms: float) -> Any:
+    from toolsight.models.scripted import Rule, Script
+
+    return Script(rule=Rule(tool="crop", arguments=wire_floor.CROP_ARGS, calls=rounds, answer=ANSWER,
+                            seconds=latency_ms / 1000))
+
+
+def base_url(wire: str, url: str) -> str:
+    return url + "/v1" if wire == "openai" else url
+
+
+# --- the children ---------------------------------------------------------------------------------
+
+def _usage() -> tuple[float, float]:
+    """(CPU seconds of this process, all threads; peak RSS in MB). The peak is VmHWM, not ru_maxrss:
+    Linux carries the forking parent's RSS over exec into ru_maxrss, which would charge the bench
+    driver's memory to the child."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    hwm = 0.0
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            hwm = int(line.split()[1]) / 1024
+    return ru.ru_utime + ru.ru_stime, hwm or ru.ru_maxrss / 1024
+
+
+def child_bare(a: argparse.Namespace) -> dict[str, Any]:
+    root = Path(a.data)
+    conv = wire_floor.Conversation.load(root / "floor.json")
+    ps = prompts(root)
+    import httpx2  # noqa: F401 - imported before the clock starts, like the toolsight side's SDK
+    c0, _ = _usage()
     t0 = time.perf_counter()
-    for _ in range(n_tasks):
-        msgs = [Message.user("q")]
-        while True:
-            out = await model.generate(msgs, [], cfg)
-            msgs.append(out.message)
-            if not out.message.tool_calls:
-                break
-            for c in out.message.tool_calls:
-                r = await noop(c.arguments, None)  # type: ignore[arg-type]
-                msgs.append(Message(role="tool", tool_call_id=c.id, content=[TextPart(text=r.text)]))
-    return time.perf_counter() - t0
+    calls = asyncio.run(wire_floor.run_tasks(a.wire, a.url, conv, ps, a.concurrency, a.transport))
+    wall = time.perf_counter() - t0
+    c1, rss = _usage()
+    return {"wall": wall, "cpu": c1 - c0, "calls": calls, "rss": rss, "tasks": len(ps)}
 
 
-def harness_run(n_tasks: int, rounds: int, concurrency: int) -> float:
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "ds"
-        make_dataset(root, n_tasks)
-        bench = NoopBench(root)
-        opts = RunOptions(benchmark=str(root), model="bench/rounds", setting="noop", out=str(Path(tmp) / "run"),
-                          concurrency=concurrency, cache=False)
-        runner = Runner(opts, bench, bench.load(None), RoundsModel(rounds))
+def child_toolsight(a: argparse.Namespace) -> dict[str, Any]:
+    from toolsight.models.base import GenerateConfig
+    from toolsight.models.registry import get_model
+    from toolsight.runner import RunOptions
+    from toolsight.session import execute_run
+
+    get_model(f"{a.wire}/m", base_url=base_url(a.wire, a.url))  # loads the SDK before the clock starts
+    out = Path(tempfile.mkdtemp(prefix="toolsight-bench-run-"))
+    opts = RunOptions(benchmark=a.data, model=f"{a.wire}/m", base_url=base_url(a.wire, a.url), setting="crop",
+                      out=str(out / "run"), concurrency=a.concurrency, max_connections=a.concurrency, retries=0,
+                      cache=False, generate=GenerateConfig())
+    prof = None
+    if a.profile:
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
+    c0, _ = _usage()
+    t0 = time.perf_counter()
+    s = execute_run(opts, show_report=False)
+    wall = time.perf_counter() - t0
+    c1, rss = _usage()
+    if prof is not None:
+        prof.disable()
+        prof.dump_stats(a.profile)
+    assert s.done == s.total and not s.errors and s.scored == s.total and s.passed == s.total, s.line()
+    calls = s.stats.calls
+    shutil.rmtree(out, ignore_errors=True)
+    return {"wall": wall, "cpu": c1 - c0, "calls": calls, "rss": rss, "tasks": s.total}
+
+
+def run_child(side: str, wire: str, url: str, data: Path, conc: int, transport: str = "httpx2",
+              profile: str | None = None) -> dict[str, Any]:
+    cmd = [sys.executable, str(HERE), "--child", side, "--wire", wire, "--url", url, "--data", str(data),
+           "--concurrency", str(conc), "--transport", transport]
+    if profile:
+        cmd += ["--profile", profile]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"{side} child failed:\n{r.stderr[-4000:]}")
+    out: dict[str, Any] = json.loads(r.stdout.strip().splitlines()[-1])
+    return out
+
+
+# --- the same-conversation check ----------------------------------------------------------------
+
+def check_same_bodies(wire: str, tmp: Path, rounds: int) -> str:
+    """One task through toolsight and through the floor, each against its own recording server:
+    the request bodies must be equal (call ids come from the server, so they match too)."""
+    from toolsight.models.scripted import ScriptedServer
+    from toolsight.runner import RunOptions
+    from toolsight.session import execute_run
+
+    data = make_dataset(tmp / f"check-{wire}", 1)
+    conv = wire_floor.Conversation.for_image(data / "img.png")
+    with ScriptedServer(script(rounds, 0)) as srv:
+        opts = RunOptions(benchmark=str(data), model=f"{wire}/m", base_url=base_url(wire, srv.base_url),
+                          setting="crop", out=str(tmp / f"check-{wire}-run"), concurrency=1, retries=0, cache=False)
+        execute_run(opts, show_report=False)
+        ours = [r.body for r in srv.requests]
+    with ScriptedServer(script(rounds, 0)) as srv:
+        floor: list[dict[str, Any]] = []
+        asyncio.run(wire_floor.run_tasks(wire, srv.base_url, conv, prompts(data), 1, bodies=floor))
+    if ours != floor:
+        for i, (x, y) in enumerate(zip(ours, floor, strict=False)):
+            if x != y:
+                raise SystemExit(f"{wire}: request {i} differs between toolsight and the floor:\n"
+                                 f"toolsight: {json.dumps(x)[:3000]}\nfloor:     {json.dumps(y)[:3000]}")
+        raise SystemExit(f"{wire}: toolsight sent {len(ours)} requests, the floor {len(floor)}")
+    return f"{len(ours)} requests, identical bodies"
+
+
+# --- start-up -----------------------------------------------------------------------------------
+
+def startup_help(n: int = 5) -> float:
+    best = math.inf
+    for _ in range(n):
         t0 = time.perf_counter()
-        s = asyncio.run(runner.run())
-        dt = time.perf_counter() - t0
-        assert s.done == n_tasks and not s.errors, s.line()
-    return dt
+        subprocess.run([str(TOOLSIGHT), "--help"], capture_output=True, check=True)
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
-def rss_child(n: int) -> None:
-    dt = harness_run(n, 0, 64)
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"tasks": n, "seconds": dt, "peak_rss_mb": peak_mb}))
+def startup_first_request(tmp: Path, n: int = 3) -> float:
+    """Seconds from launching `toolsight run` until the scripted server (a thread here) receives the
+    first request; best of n."""
+    from toolsight.models.scripted import ScriptedServer
+
+    data = make_dataset(tmp / "startup", 2)
+    best = math.inf
+    for i in range(n):
+        with ScriptedServer(script(1, 0)) as srv:
+            cmd = [str(TOOLSIGHT), "run", str(data), "--model", "openai/m", "--base-url", srv.openai_base_url,
+                   "--setting", "crop", "--retries", "0", "--no-cache", "--no-report", "--out",
+                   str(tmp / f"startup-run-{i}")]
+            t0 = time.time()
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            _, err = proc.communicate(timeout=120)
+            if proc.returncode != 0 or not srv.requests:
+                raise SystemExit(f"startup run failed: {err.decode()[-2000:]}")
+            best = min(best, srv.requests[0].received - t0)
+    return best
+
+
+# --- the table ----------------------------------------------------------------------------------
+
+def best(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the shortest wall time (the machine is shared: slower runs met other work)."""
+    return min(rows, key=lambda r: r["wall"])
+
+
+def measure_wire(wire: str, a: argparse.Namespace, tmp: Path) -> dict[str, dict[str, Any]]:
+    from toolsight.models.scripted import ScriptedServer
+
+    data = make_dataset(tmp / "data", a.tasks)
+    single = make_dataset(tmp / "single", a.single)
+    res: dict[str, dict[str, Any]] = {}
+    for latency in (0, 50):
+        with ScriptedServer(script(a.rounds, latency), subprocess=True) as srv:
+            runs: dict[str, list[dict[str, Any]]] = {"bare": [], "toolsight": []}
+            for _ in range(a.repeat):
+                runs["bare"].append(run_child("bare", wire, srv.base_url, data, a.concurrency, a.transport))
+                prof = str(Path(a.profile) / f"{wire}-{latency}ms.prof") if a.profile and latency == 0 else None
+                runs["toolsight"].append(run_child("toolsight", wire, srv.base_url, data, a.concurrency,
+                                                   profile=prof))
+            for side, rows in runs.items():
+                res[f"{side}@{latency}"] = best(rows)
+    with ScriptedServer(script(0, 0), subprocess=True) as srv:
+        for side in ("bare", "toolsight"):
+            res[f"{side}@single"] = best([run_child(side, wire, srv.base_url, single, a.concurrency, a.transport)
+                                          for _ in range(a.repeat)])
+    return res
+
+
+def print_table(wire: str, res: dict[str, dict[str, Any]], a: argparse.Namespace, check: str) -> list[str]:
+    waves = math.ceil(a.tasks / a.concurrency)
+    ideal = waves * (a.rounds + 1) * 0.050
+    print(f"\n## {wire}: {a.tasks} tasks x ({a.rounds} crop calls + answer), concurrency {a.concurrency}"
+          f"  [{check}]")
+    print(f"| | wall s, 0 ms | calls/s | CPU ms/call | wall s, 50 ms (ideal {ideal:.1f}) | of ideal | peak RSS MB "
+          f"| {a.single:,} x 1: calls/s | CPU ms/call | peak RSS MB |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    label = {"bare": f"bare client ({a.transport}, same bodies)", "toolsight": "**toolsight**"}
+    for side in ("bare", "toolsight"):
+        z, f, s = res[f"{side}@0"], res[f"{side}@50"], res[f"{side}@single"]
+        print(f"| {label[side]} | {z['wall']:.2f} | {z['calls'] / z['wall']:,.0f} | {1000 * z['cpu'] / z['calls']:.2f} "
+              f"| {f['wall']:.2f} | {ideal / f['wall']:.2f} | {z['rss']:.0f} | {s['calls'] / s['wall']:,.0f} "
+              f"| {1000 * s['cpu'] / s['calls']:.2f} | {s['rss']:.0f} |")
+    b, t = res["bare@0"], res["toolsight@0"]
+    ratio = (t["calls"] / t["wall"]) / (b["calls"] / b["wall"])
+    sb, st = res["bare@single"], res["toolsight@single"]
+    sratio = (st["calls"] / st["wall"]) / (sb["calls"] / sb["wall"])
+    cpu = 1000 * t["cpu"] / t["calls"]
+    of_ideal = ideal / res["toolsight@50"]["wall"]
+    checks = [
+        (f"{wire}: calls/s vs floor at 0 ms", ratio, ratio >= 0.8, ">= 0.80"),
+        (f"{wire}: calls/s vs floor, {a.single:,} x 1", sratio, sratio >= 0.8, ">= 0.80"),
+        (f"{wire}: of ideal at 50 ms", of_ideal, of_ideal >= 0.7, ">= 0.70"),
+        (f"{wire}: CPU ms per model call", cpu, cpu <= 1.5, "<= 1.5"),
+        (f"{wire}: peak RSS MB, {a.tasks} tasks", t["rss"], t["rss"] <= 100, "<= 100"),
+    ]
+    lines = []
+    for name, val, ok, target in checks:
+        lines.append(f"  {name:44s} {val:8.2f}  (target {target})  {'OK' if ok else 'MISS'}")
+    return lines
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tasks", type=int, default=2000)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--wires", default="openai,anthropic,google")
+    ap.add_argument("--tasks", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--rss-tasks", type=int, default=10000)
-    ap.add_argument("--concurrency", type=int, default=16)
-    ap.add_argument("--server", action="store_true", help="also run the loopback throughput comparison")
-    ap.add_argument("--rss-child", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--single", type=int, default=10000, help="tasks of the single-call run")
+    ap.add_argument("--rss-small", type=int, default=1000, help="tasks of the small run of the memory check")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per side, interleaved; the fastest is kept")
+    ap.add_argument("--transport", default="httpx2", choices=["httpx2", "aiohttp", "httpx2-aiohttp"], help="the floor's HTTP client")
+    ap.add_argument("--quick", action="store_true", help="100 tasks, 2,000 single: a smoke run")
+    ap.add_argument("--profile", help="write cProfile stats of toolsight's 0 ms runs into this folder")
+    ap.add_argument("--no-startup", action="store_true")
+    # child mode
+    ap.add_argument("--child", choices=["bare", "toolsight"], help=argparse.SUPPRESS)
+    ap.add_argument("--wire", default="openai", help=argparse.SUPPRESS)
+    ap.add_argument("--url", help=argparse.SUPPRESS)
+    ap.add_argument("--data", help=argparse.SUPPRESS)
     a = ap.parse_args()
-    if a.rss_child:
-        rss_child(a.rss_child)
+    if a.child:
+        out = child_bare(a) if a.child == "bare" else child_toolsight(a)
+        print(json.dumps(out))
         return
-    bare_r = asyncio.run(bare_loop(a.tasks, a.rounds))
-    bare_0 = asyncio.run(bare_loop(a.tasks, 0))
-    full_r = harness_run(a.tasks, a.rounds, a.concurrency)
-    full_0 = harness_run(a.tasks, 0, a.concurrency)
-    # the runs differ only in the number of tool rounds: the slope is the cost of a round,
-    # what is left at zero rounds is the fixed cost of a task (load, workspace, record, score)
-    per_round = ((full_r - bare_r) - (full_0 - bare_0)) / (a.tasks * a.rounds) * 1000
-    per_task = (full_0 - bare_0) / a.tasks * 1000
-    print(f"engine: {a.tasks} tasks x {a.rounds} tool rounds, and {a.tasks} tasks x 0 rounds")
-    print(f"  bare loop (floor)        {bare_r:7.2f} s  / {bare_0:5.2f} s")
-    print(f"  toolsight runner         {full_r:7.2f} s  / {full_0:5.2f} s")
-    print(f"  overhead per tool round  {per_round:7.3f} ms  (target <= 1 ms)  {'OK' if per_round <= 1 else 'MISS'}")
-    print(f"  overhead per task        {per_task:7.3f} ms  (target <= 3 ms)  {'OK' if per_task <= 3 else 'MISS'}")
-    out = subprocess.run([sys.executable, __file__, "--rss-child", str(a.rss_tasks)], capture_output=True,
-                         text=True, check=True)
-    info: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"memory: {a.rss_tasks} single-turn tasks in {info['seconds']:.1f} s, peak RSS "
-          f"{info['peak_rss_mb']:.0f} MB (target <= 250 MB)  {'OK' if info['peak_rss_mb'] <= 250 else 'MISS'}")
-    if a.server:
-        sys.path.insert(0, str(Path(__file__).parent))
-        from bench_server import throughput_comparison
+    if a.quick:
+        a.tasks, a.single, a.rss_small = 100, 2000, 200
+    if a.profile:
+        Path(a.profile).mkdir(parents=True, exist_ok=True)
+    summary: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="toolsight-bench-") as t:
+        tmp = Path(t)
+        print(f"toolsight engine bench: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
+              f"(the machine is shared: compare ratios, not absolute figures)")
+        for wire in a.wires.split(","):
+            check = check_same_bodies(wire, tmp, a.rounds)
+            res = measure_wire(wire, a, tmp)
+            summary += print_table(wire, res, a, check)
+            if wire == "openai":
+                from toolsight.models.scripted import ScriptedServer
 
-        throughput_comparison()
+                small = make_dataset(tmp / "small", a.rss_small)
+                with ScriptedServer(script(0, 0), subprocess=True) as srv:
+                    r_small = run_child("toolsight", wire, srv.base_url, small, a.concurrency)
+                big = res["toolsight@single"]["rss"]
+                flat = big / r_small["rss"]
+                print(f"\nmemory: peak RSS {r_small['rss']:.0f} MB for {a.rss_small:,} single-call tasks, "
+                      f"{big:.0f} MB for {a.single:,}")
+                summary.append(f"  {'memory: RSS ' + f'{a.single:,} / {a.rss_small:,} tasks':44s} {flat:8.2f}  "
+                               f"(target <= 1.2)  {'OK' if flat <= 1.2 else 'MISS'}")
+        if not a.no_startup:
+            h = startup_help()
+            f = startup_first_request(tmp)
+            print(f"\nstart-up: `toolsight --help` {h:.2f} s; `toolsight run` to the first request {f:.2f} s (best of runs)")
+            summary.append(f"  {'start-up: toolsight --help, s':44s} {h:8.2f}  (target < 0.3)  {'OK' if h < 0.3 else 'MISS'}")
+            summary.append(f"  {'start-up: run to first request, s':44s} {f:8.2f}  (target < 0.6)  "
+                           f"{'OK' if f < 0.6 else 'MISS'}")
+    print("\ntargets:")
+    print("\n".join(summary))
 
 
 if __name__ == "__main__":

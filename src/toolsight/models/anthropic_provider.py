@@ -16,6 +16,7 @@ import anthropic
 from anthropic import AsyncAnthropic
 
 from toolsight.models._common import api_key, object_arguments, stainless_call
+from toolsight.models._direct import DirectPath, capture_hook, decode, dumps, stainless_status_error
 from toolsight.models.base import (
     FinishReason,
     GenerateConfig,
@@ -85,19 +86,27 @@ def tools_to_wire(tools: list[ToolSpec]) -> list[dict[str, Any]]:
 
 
 class AnthropicModel(Model):
+    """Claude behind the Anthropic SDK. `direct=True` (the default): after the SDK has sent a request,
+    later ones with the same timeout go straight through one aiohttp session with the same URL,
+    headers and body (models/_direct.py); `direct=False` sends every request through the SDK."""
+
     tool_image_mode = "tool"
 
     def __init__(self, name: str, model_id: str, *, base_url: str | None = None,
-                 api_key_value: str | None = None) -> None:
+                 api_key_value: str | None = None, direct: bool = True) -> None:
         super().__init__(name)
         self.model_id = model_id
         self.base_url = base_url
         self._key = api_key(name, KEY_VARS, api_key_value, base_url)
         self._client: AsyncAnthropic | None = None
+        self._direct = DirectPath()
+        self.direct = direct
 
     def client(self) -> AsyncAnthropic:
         if self._client is None:
-            self._client = AsyncAnthropic(api_key=self._key, base_url=self.base_url, max_retries=0)
+            # the SDK's own default client, plus a hook that shows the direct path what the SDK sends
+            http = anthropic.DefaultAsyncHttpxClient(event_hooks={"request": [capture_hook], "response": []})
+            self._client = AsyncAnthropic(api_key=self._key, base_url=self.base_url, max_retries=0, http_client=http)
         return self._client
 
     def request_args(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> dict[str, Any]:
@@ -127,47 +136,78 @@ class AnthropicModel(Model):
             args["extra_body"] = extra
         return args
 
-    async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+    def request_body(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> dict[str, Any]:
+        """The JSON body the SDK makes of `request_args` (its parameters, then `extra_body` on top)."""
         args = self.request_args(messages, tools, config)
-        request = self.client().messages.create(**args, timeout=config.timeout)
-        resp = await stainless_call(self.name, anthropic, request, config.timeout, KEY_VARS[0])
+        extra = args.pop("extra_body", None) or {}
+        return {**args, **extra}
+
+    async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+        client = self.client()
+        route = self._direct.route(config.timeout) if self.direct else None
+        if route is None:
+            return await self._generate_sdk(client, messages, tools, config)
+        reply = await self._direct.post(self.name, route, dumps(self.request_body(messages, tools, config)))
+        if reply.status >= 400:
+            raise stainless_status_error(self.name, client, reply, route.url, KEY_VARS[0])
+        return self.parse_dict(decode(self.name, reply))
+
+    async def _generate_sdk(self, client: AsyncAnthropic, messages: list[Message], tools: list[ToolSpec],
+                            config: GenerateConfig) -> ModelOutput:
+        args = self.request_args(messages, tools, config)
+        cap = self._direct.begin_capture() if self.direct else None
+        ok = False
+        try:
+            request = client.messages.create(**args, timeout=config.timeout)
+            resp = await stainless_call(self.name, anthropic, request, config.timeout, KEY_VARS[0])
+            ok = True
+        finally:
+            if cap is not None:
+                self._direct.end_capture(config.timeout, cap, ok)
         return self.parse(resp)
 
     def parse(self, resp: Any) -> ModelOutput:
+        """A ModelOutput from the SDK's Message."""
+        return self.parse_dict(resp.to_dict())
+
+    def parse_dict(self, resp: dict[str, Any]) -> ModelOutput:
+        """A ModelOutput from a Messages API reply as decoded JSON."""
         texts: list[str] = []
         reasoning: list[str] = []
         thinking: list[dict[str, Any]] = []
         calls: list[ToolCall] = []
-        for b in resp.content or []:
-            kind = getattr(b, "type", None)
+        for b in resp.get("content") or []:
+            kind = b.get("type")
             if kind == "text":
-                texts.append(b.text)
+                texts.append(b.get("text") or "")
             elif kind == "thinking":
-                reasoning.append(b.thinking)
-                thinking.append({"type": "thinking", "thinking": b.thinking, "signature": b.signature})
+                reasoning.append(b.get("thinking") or "")
+                thinking.append({"type": "thinking", "thinking": b.get("thinking") or "", "signature": b.get("signature")})
             elif kind == "redacted_thinking":
-                thinking.append({"type": "redacted_thinking", "data": b.data})
+                thinking.append({"type": "redacted_thinking", "data": b.get("data")})
             elif kind == "tool_use":
-                raw = b.input if isinstance(b.input, str) else json.dumps(b.input)
-                calls.append(ToolCall(id=b.id, name=b.name, arguments=raw))
-        u = resp.usage
+                inp = b.get("input")
+                raw = inp if isinstance(inp, str) else json.dumps(inp)
+                calls.append(ToolCall(id=b["id"], name=b["name"], arguments=raw))
+        u = resp.get("usage")
         usage = Usage(
-            input_tokens=(u.input_tokens or 0) + (getattr(u, "cache_creation_input_tokens", None) or 0)
-            + (getattr(u, "cache_read_input_tokens", None) or 0),
-            output_tokens=u.output_tokens or 0,
-            cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
+            input_tokens=(u.get("input_tokens") or 0) + (u.get("cache_creation_input_tokens") or 0)
+            + (u.get("cache_read_input_tokens") or 0),
+            output_tokens=u.get("output_tokens") or 0,
+            cache_read_tokens=u.get("cache_read_input_tokens") or 0,
         ) if u is not None else Usage()
         content: list[TextPart | ImagePart] = [TextPart(text="".join(texts))] if any(texts) else []
         msg = Message(role="assistant", content=content, tool_calls=calls,
                       reasoning="\n".join(reasoning) or None,
                       provider_data={"anthropic_thinking": thinking} if thinking else None)
-        return ModelOutput(message=msg, usage=usage, finish_reason=_FINISH.get(resp.stop_reason or "", "unknown"),
-                           model=resp.model or self.model_id)
+        return ModelOutput(message=msg, usage=usage, finish_reason=_FINISH.get(resp.get("stop_reason") or "", "unknown"),
+                           model=resp.get("model") or self.model_id)
 
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
             self._client = None
+        await self._direct.aclose()
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "provider": "anthropic", "model_id": self.model_id, "base_url": self.base_url}

@@ -43,6 +43,7 @@ class RecordedRequest:
     body: dict[str, Any]
     task: str | None = None
     step: dict[str, Any] = field(default_factory=dict)
+    received: float = 0.0  # time.time() when the request arrived (start-up measurements)
 
 
 # --- reading requests ---------------------------------------------------------------------------
@@ -333,6 +334,7 @@ class ScriptedServer:
         return await self._handle(request, "google")
 
     async def _handle(self, request: web.Request, wire: str) -> web.StreamResponse:
+        received = time.time()
         raw = await request.read()
         try:
             body = json.loads(raw)
@@ -343,7 +345,8 @@ class ScriptedServer:
         step = self.player.next_step(key, tool_results)
         if self.record:
             self.requests.append(RecordedRequest(wire=wire, path=request.path, headers=dict(request.headers),
-                                                 body=body, task=key, step=step.model_dump(exclude_defaults=True)))
+                                                 body=body, task=key, step=step.model_dump(exclude_defaults=True),
+                                                 received=received))
         if step.fault == "stall" or step.seconds > 0:
             await asyncio.sleep(step.seconds)
         if step.fault == "drop":

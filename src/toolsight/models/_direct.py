@@ -1,0 +1,178 @@
+"""The direct path of the provider adapters: requests go out as JSON bytes the adapter encoded
+itself, over one pooled aiohttp session per model, with the URL and headers the SDK uses.
+
+Why: per model call the SDKs transform typed parameters, build and validate options, headers and
+URLs, and construct pydantic response models, and httpx2's own client and pool cost twice what
+aiohttp does for the same request — together ~2 ms of CPU per call, more than everything else
+the harness does (bench/engine.py, docs/speed.md). What reaches the server does not change: the
+URL and headers are the ones the SDK produced (for the openai and anthropic SDKs, taken from the
+first request the SDK itself sent with that timeout, seen by an httpx event hook; for google-genai,
+from the SDK's request builder), the body is the one the SDK path sends, and an error status
+becomes the SDK's own exception message. tests/models/test_direct_path.py sends the same
+conversations both ways and compares what the server received, request by request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from toolsight.models._common import connection_error, timeout_error
+
+#: headers the HTTP client derives from the request itself, recomputed for every request
+_OWN = frozenset({"host", "content-length", "transfer-encoding"})
+#: headers that must differ per request: a route that carries one is not reused
+_PER_REQUEST = frozenset({"idempotency-key", "x-stainless-idempotency-key", "x-stainless-raw-response"})
+
+
+def dumps(obj: Any) -> bytes:
+    """JSON as the Stainless SDKs (openai, anthropic) encode a request body: compact, UTF-8, no NaN."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def dumps_default(obj: Any) -> bytes:
+    """JSON as google-genai encodes a request body: `json.dumps` with its defaults."""
+    return json.dumps(obj).encode()
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where, with which headers and under which timeout a request goes."""
+
+    url: str
+    headers: tuple[tuple[str, str], ...]
+    timeout: aiohttp.ClientTimeout
+
+    @classmethod
+    def make(cls, url: str, headers: Any, timeout: float) -> Route | None:
+        """From the URL and headers the SDK used (a mapping or (name, value) pairs, str or bytes);
+        None when a header must change from one request to the next."""
+        pairs = headers.items() if isinstance(headers, Mapping) else headers
+        kept: list[tuple[str, str]] = []
+        for k, v in pairs:
+            name = k.decode("latin-1") if isinstance(k, bytes) else str(k)
+            value = v.decode("latin-1") if isinstance(v, bytes) else str(v)
+            low = name.lower()
+            if low in _PER_REQUEST:
+                return None
+            if low not in _OWN:
+                kept.append((name, value))
+        # httpx's semantics for one number: connect, read and pool each get `timeout`
+        t = aiohttp.ClientTimeout(total=None, connect=timeout, sock_connect=timeout, sock_read=timeout)
+        return cls(url, tuple(kept), t)
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    reason: str = ""
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Capture:
+    """The request the SDK is about to send from the current task (filled by `capture_hook`)."""
+
+    url: str | None = None
+    headers: Any = None
+
+
+_capturing: contextvars.ContextVar[Capture | None] = contextvars.ContextVar("toolsight_capture", default=None)
+
+
+async def capture_hook(request: Any) -> None:
+    """httpx request event hook on an SDK's client: hands the request to the capture in progress."""
+    cap = _capturing.get()
+    if cap is not None and cap.url is None:
+        cap.url = str(request.url)
+        cap.headers = list(request.headers.raw)
+
+
+@dataclass
+class DirectPath:
+    """One model's aiohttp session and the routes learned from its SDK, by request timeout."""
+
+    limit: int = 256  # a safety cap: the runner's connection limit is what bounds requests in flight
+    routes: dict[float, Route] = field(default_factory=dict)
+    sent: int = 0  # requests that took this path (tests check the path is really used)
+    _session: aiohttp.ClientSession | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    def route(self, timeout: float) -> Route | None:
+        return self.routes.get(timeout)
+
+    def learn(self, timeout: float, url: str, headers: Any) -> None:
+        route = Route.make(url, headers, timeout)
+        if route is not None:
+            self.routes[timeout] = route
+
+    def begin_capture(self) -> Capture:
+        cap = Capture()
+        _capturing.set(cap)
+        return cap
+
+    def end_capture(self, timeout: float, cap: Capture, ok: bool) -> None:
+        _capturing.set(None)
+        if ok and cap.url is not None:
+            self.learn(timeout, cap.url, cap.headers)
+
+    def session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._loop is not loop:
+            # a session belongs to one event loop; one left on a finished loop is dropped with it
+            conn = aiohttp.TCPConnector(limit=self.limit, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(connector=conn, auto_decompress=True)
+            self._loop = loop
+        return self._session
+
+    async def post(self, spec: str, route: Route, body: bytes) -> Reply:
+        """POST `body`; the status, headers and body of the reply. Timeouts and connection failures
+        become the retryable ModelErrors the SDK paths give."""
+        timeout = route.timeout.sock_read or 0.0
+        self.sent += 1
+        try:
+            async with self.session().post(route.url, data=body, headers=route.headers,
+                                           timeout=route.timeout) as resp:
+                return Reply(resp.status, resp.headers, await resp.read(), resp.reason or "")
+        except TimeoutError:
+            raise timeout_error(spec, timeout) from None
+        except aiohttp.ClientError as exc:
+            raise connection_error(spec, f"{type(exc).__name__}: {exc}") from None
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed and self._loop is asyncio.get_running_loop():
+            await self._session.close()
+        self._session = None
+        self.routes.clear()
+
+
+def stainless_status_error(spec: str, client: Any, reply: Reply, url: str, key_var: str) -> Exception:
+    """The ModelError for an error reply, with the message the openai/anthropic SDK gives it."""
+    import httpx2
+
+    from toolsight.models._common import status_error
+
+    resp = httpx2.Response(reply.status, headers=list(reply.headers.items()), content=reply.body,
+                           request=httpx2.Request("POST", url))
+    err = client._make_status_error_from_response(resp)
+    return status_error(spec, reply.status, str(getattr(err, "message", err)), reply.headers, key_var)
+
+
+def decode(spec: str, reply: Reply) -> Any:
+    """The JSON of a successful reply; anything else is a retryable malformed response."""
+    from toolsight.models.base import ModelError
+
+    try:
+        return reply.json()
+    except ValueError as exc:
+        raise ModelError(f"{spec}: malformed response: {exc}", retryable=True) from None
