@@ -20,7 +20,7 @@ import base64
 import hashlib
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,9 @@ class Conversation:
     tool_text_user: str  # the same when the image follows in a user message (openai, google)
     crop_schema: dict[str, Any]
     crop_description: str
+    #: the headers toolsight's adapter sends (taken from a recorded request), so that the floor's
+    #: requests are toolsight's requests; empty: a minimal set
+    headers: list[tuple[str, str]] = field(default_factory=list)
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)))
@@ -58,7 +61,9 @@ class Conversation:
     @classmethod
     def load(cls, path: Path) -> Conversation:
         """Read back what `save` wrote (the floor's child process imports neither OpenCV nor toolsight)."""
-        return cls(**json.loads(path.read_text()))
+        data = json.loads(path.read_text())
+        data["headers"] = [tuple(h) for h in data.get("headers", [])]
+        return cls(**data)
 
     @classmethod
     def for_image(cls, png: Path) -> Conversation:
@@ -183,14 +188,22 @@ def _default(obj: Any) -> bytes:  # google-genai's
 ENCODERS: dict[str, Callable[[Any], bytes]] = {"openai": _compact, "anthropic": _compact, "google": _default}
 
 
+def _orjson(obj: Any) -> bytes:
+    import orjson
+
+    return orjson.dumps(obj)
+
+
 async def run_tasks(wire: str, base_url: str, conv: Conversation, prompts: list[str], concurrency: int,
-                    transport: str = "httpx2", bodies: list[dict[str, Any]] | None = None) -> int:
+                    transport: str = "httpx2", bodies: list[dict[str, Any]] | None = None,
+                    encoder: str = "sdk") -> int:
     """Run every prompt's task at `concurrency` tasks in flight; returns the number of model calls.
+    `encoder`: "sdk" encodes bodies as the wire's SDK does (`json`), "orjson" as fast as Python can.
     `bodies` (for the equality check) collects a copy of every body sent."""
     start, step = WIRES[wire]
-    encode = ENCODERS[wire]
+    encode = ENCODERS[wire] if encoder == "sdk" else _orjson
     url = base_url + PATHS[wire]
-    headers = HEADERS[wire]
+    headers = conv.headers or HEADERS[wire]
     calls = 0
     queue = list(reversed(prompts))
 

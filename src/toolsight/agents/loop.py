@@ -72,7 +72,8 @@ class Agent:
 
     def _image_part(self, art: Artifact, toolbox: Toolbox) -> ImagePart:
         path = toolbox.store.path(art)
-        sent = fit_pixels(path, self.settings.max_image_pixels, toolbox.store.workspace / ".sent")
+        sent = fit_pixels(path, self.settings.max_image_pixels, toolbox.store.workspace / ".sent",
+                          size=(art.width, art.height))
         return ImagePart(path=str(sent), artifact_id=art.id)
 
     async def run(self, task: Task, toolbox: Toolbox, inputs: dict[str, Artifact]) -> Trajectory:
@@ -288,10 +289,11 @@ def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox) -> dict[st
             name = f"{len(used)}_{name}"
         used.add(name)
         dest = ws / name
-        if not dest.exists():
-            try:
-                dest.hardlink_to(src)
-            except OSError:
-                dest.write_bytes(src.read_bytes())
+        try:  # no exists() first: one system call fewer per input on a slow file system
+            dest.hardlink_to(src)
+        except FileExistsError:
+            pass
+        except OSError:
+            dest.write_bytes(src.read_bytes())
         out[rel] = toolbox.store.add_file(dest, source="input", keep_name=True)
     return out

@@ -23,7 +23,7 @@ from google.genai import errors as genai_errors
 from google.genai import types
 
 from toolsight.models._common import api_key, connection_error, object_arguments, status_error, timeout_error
-from toolsight.models._direct import DirectPath, Reply, dumps_default
+from toolsight.models._direct import DirectPath, Reply, dumps
 from toolsight.models.base import (
     FinishReason,
     GenerateConfig,
@@ -226,7 +226,8 @@ class GoogleModel(Model):
         route = self._route(config) if self.direct else None
         if route is None:
             return await self._generate_sdk(system, contents, tools, config)
-        body = dumps_default(self.request_body(system, contents, tools, config))
+        # compact JSON: the SDK's own encoding (`json.dumps` defaults) puts a space after every , and :
+        body = dumps(self.request_body(system, contents, tools, config))
         reply = await self._direct.post(self.name, route, body)
         if reply.status != 200:  # the SDK treats every other status as an error
             raise await self._status_error(reply)

@@ -122,7 +122,8 @@ class ArtifactStore:
             return self._by_id[art_id]
         with Image.open(io.BytesIO(data)) as im:
             width, height = im.size
-        inside = path.resolve().parent == self.workspace.resolve()
+        # the plain comparison first: resolve() stats every component of both paths
+        inside = path.parent == self.workspace or path.resolve().parent == self.workspace.resolve()
         if keep_name and inside:
             name = path.name
         else:
@@ -157,7 +158,8 @@ class ArtifactStore:
         ok, buf = cv2.imencode(".png", arr, [cv2.IMWRITE_PNG_COMPRESSION, 1])
         if not ok:
             raise ToolError("could not encode the result image as PNG")
-        return self.add_bytes(buf.tobytes(), ".png", parents=parents, tool_call_id=tool_call_id, tool=tool)
+        size = (int(arr.shape[1]), int(arr.shape[0]))  # known: no need to re-open the PNG for it
+        return self.add_bytes(buf.tobytes(), ".png", parents=parents, tool_call_id=tool_call_id, tool=tool, size=size)
 
     def add_bytes(
         self,

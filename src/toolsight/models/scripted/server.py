@@ -29,6 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from toolsight.models.base import ConfigurationError
@@ -337,9 +338,12 @@ class ScriptedServer:
         received = time.time()
         raw = await request.read()
         try:
-            body = json.loads(raw)
-        except json.JSONDecodeError:
-            return web.json_response(_error_body(wire, 400), status=400)
+            body = orjson.loads(raw)  # ~10x faster than json on bodies full of base64 images
+        except orjson.JSONDecodeError:
+            try:
+                body = json.loads(raw)  # what only `json` reads (NaN, integers beyond 64 bits)
+            except json.JSONDecodeError:
+                return web.json_response(_error_body(wire, 400), status=400)
         first_text, tool_results = _READERS[wire](body)
         key = request.headers.get(TASK_HEADER) or task_key(first_text)
         step = self.player.next_step(key, tool_results)
@@ -362,7 +366,7 @@ class ScriptedServer:
         reply = _WRITERS[wire](step, model, _usage(step, len(raw)), ids)
         if wire == "openai" and body.get("stream") is True:
             return await _openai_sse(request, reply)
-        return web.json_response(reply)
+        return web.Response(body=orjson.dumps(reply), content_type="application/json")
 
     # --- lifecycle ------------------------------------------------------------------------------
 
