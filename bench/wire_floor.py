@@ -236,10 +236,7 @@ async def run_tasks(wire: str, base_url: str, conv: Conversation, prompts: list[
     import httpx2
 
     limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    cls = httpx2.AsyncClient
-    if transport == "httpx2-aiohttp":  # the SDKs' DefaultAioHttpClient: httpx2's API over aiohttp
-        from openai._vendor.httpx_aiohttp import Httpx2AiohttpClient as cls  # type: ignore[no-redef]
-    async with cls(limits=limits, timeout=120) as client:
+    async with httpx2.AsyncClient(limits=limits, timeout=120) as client:
 
         async def post_httpx2(raw: bytes) -> bytes:
             r = await client.post(url, content=raw, headers=headers)

@@ -31,7 +31,6 @@ from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.cache import ResponseCache
 from toolsight.errors import ToolsightError
 from toolsight.log.manifest import Manifest
-from toolsight.metrics.compute import error_kind
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput
 from toolsight.record import Record
 from toolsight.retry import CallStats, ModelCaller
@@ -326,6 +325,9 @@ class Runner:
                 summary.tool_calls += len(rec.trajectory.tool_calls)
                 summary.tokens += rec.trajectory.usage.total_tokens
                 if rec.error:
+                    # lazy: the metrics module's models cost ~0.1 s of every start-up
+                    from toolsight.metrics.compute import error_kind
+
                     summary.errors[error_kind(rec.error)] += 1
                 elif rec.score is not None and rec.score.error is None:
                     summary.scored += 1

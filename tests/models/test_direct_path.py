@@ -138,3 +138,16 @@ def test_direct_path_fails_the_way_the_sdk_path_fails(provider: str) -> None:
     assert isinstance(dropped, ModelError) and dropped.retryable and dropped.status is None
     assert "connection failed" in str(dropped)
     assert isinstance(stalled, ModelError) and stalled.retryable and "timeout" in str(stalled)
+
+
+def test_the_proxy_comes_from_the_environment_once_per_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the SDKs' httpx clients do: HTTP(S)_PROXY is used unless NO_PROXY names the host."""
+    from toolsight.models._direct import DirectPath
+
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    proxy, _ = DirectPath()._proxy("http://api.example.invalid/v1/chat/completions")
+    assert str(proxy) == "http://proxy.invalid:3128"
+    monkeypatch.setenv("NO_PROXY", "api.example.invalid")
+    assert DirectPath()._proxy("http://api.example.invalid/v1/chat/completions") == (None, None)

@@ -19,12 +19,16 @@ import contextvars
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
 import orjson
 
 from toolsight.models._common import connection_error, timeout_error
+
+if TYPE_CHECKING:  # aiohttp is imported with the first direct request, after the SDK's first one
+    import aiohttp
+
+    from toolsight.models._routes import RouteStore
 
 #: headers the HTTP client derives from the request itself, recomputed for every request
 _OWN = frozenset({"host", "content-length", "transfer-encoding"})
@@ -50,7 +54,7 @@ class Route:
 
     url: str
     headers: tuple[tuple[str, str], ...]
-    timeout: aiohttp.ClientTimeout
+    timeout: float
 
     @classmethod
     def make(cls, url: str, headers: Any, timeout: float) -> Route | None:
@@ -66,9 +70,7 @@ class Route:
                 return None
             if low not in _OWN:
                 kept.append((name, value))
-        # httpx's semantics for one number: connect, read and pool each get `timeout`
-        t = aiohttp.ClientTimeout(total=None, connect=timeout, sock_connect=timeout, sock_read=timeout)
-        return cls(url, tuple(kept), t)
+        return cls(url, tuple(kept), timeout)
 
 
 @dataclass
@@ -108,19 +110,32 @@ async def capture_hook(request: Any) -> None:
 class DirectPath:
     """One model's aiohttp session and the routes learned from its SDK, by request timeout."""
 
+    #: routes kept across runs (models/_routes.py); None: learned anew by every run
+    store: RouteStore | None = None
     limit: int = 256  # a safety cap: the runner's connection limit is what bounds requests in flight
     routes: dict[float, Route] = field(default_factory=dict)
     sent: int = 0  # requests that took this path (tests check the path is really used)
     _session: aiohttp.ClientSession | None = None
     _loop: asyncio.AbstractEventLoop | None = None
+    _timeouts: dict[float, aiohttp.ClientTimeout] = field(default_factory=dict)
+    _proxies: dict[str, tuple[Any, Any]] = field(default_factory=dict)
 
     def route(self, timeout: float) -> Route | None:
-        return self.routes.get(timeout)
+        route = self.routes.get(timeout)
+        if route is None and self.store is not None:
+            kept = self.store.get(timeout)
+            if kept is not None:
+                route = Route.make(kept[0], kept[1], timeout)
+                if route is not None:
+                    self.routes[timeout] = route
+        return route
 
     def learn(self, timeout: float, url: str, headers: Any) -> None:
         route = Route.make(url, headers, timeout)
         if route is not None:
             self.routes[timeout] = route
+            if self.store is not None:
+                self.store.put(timeout, route.url, list(route.headers))
 
     def begin_capture(self) -> Capture:
         cap = Capture()
@@ -133,10 +148,14 @@ class DirectPath:
             self.learn(timeout, cap.url, cap.headers)
 
     def session(self) -> aiohttp.ClientSession:
+        import aiohttp
+
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._loop is not loop:
             # a session belongs to one event loop; one left on a finished loop is dropped with it
             conn = aiohttp.TCPConnector(limit=self.limit, ttl_dns_cache=300)
+            # not trust_env: aiohttp would re-read the proxy variables and ~/.netrc for every request
+            # (~0.2 ms each); `_proxy` reads the proxy variables once per URL, as httpx does per client
             self._session = aiohttp.ClientSession(connector=conn, auto_decompress=True)
             self._loop = loop
         return self._session
@@ -144,22 +163,44 @@ class DirectPath:
     async def post(self, spec: str, route: Route, body: bytes) -> Reply:
         """POST `body`; the status, headers and body of the reply. Timeouts and connection failures
         become the retryable ModelErrors the SDK paths give."""
-        timeout = route.timeout.sock_read or 0.0
+        import aiohttp
+
+        session = self.session()
+        timeout = self._timeouts.get(route.timeout)
+        if timeout is None:
+            # httpx's semantics for one number: connect, read and pool each get `timeout`
+            t = route.timeout
+            timeout = self._timeouts[t] = aiohttp.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t)
+        proxy, proxy_auth = self._proxy(route.url)
         self.sent += 1
         try:
-            async with self.session().post(route.url, data=body, headers=route.headers,
-                                           timeout=route.timeout) as resp:
+            async with session.post(route.url, data=body, headers=route.headers, timeout=timeout, proxy=proxy,
+                                    proxy_auth=proxy_auth) as resp:
                 return Reply(resp.status, resp.headers, await resp.read(), resp.reason or "")
         except TimeoutError:
-            raise timeout_error(spec, timeout) from None
+            raise timeout_error(spec, route.timeout) from None
         except aiohttp.ClientError as exc:
             raise connection_error(spec, f"{type(exc).__name__}: {exc}") from None
+
+    def _proxy(self, url: str) -> tuple[Any, Any]:
+        """The proxy the environment names for `url` (HTTP(S)_PROXY, NO_PROXY), as the SDKs' httpx
+        clients use it; (None, None) for none."""
+        found = self._proxies.get(url)
+        if found is None:
+            from aiohttp.helpers import get_env_proxy_for_url
+            from yarl import URL
+
+            try:
+                found = get_env_proxy_for_url(URL(url))
+            except LookupError:
+                found = (None, None)
+            self._proxies[url] = found
+        return found
 
     async def aclose(self) -> None:
         if self._session is not None and not self._session.closed and self._loop is asyncio.get_running_loop():
             await self._session.close()
         self._session = None
-        self.routes.clear()
 
 
 def stainless_status_error(spec: str, client: Any, reply: Reply, url: str, key_var: str) -> Exception:

@@ -10,13 +10,11 @@ back, which extended thinking with tool use requires.
 from __future__ import annotations
 
 import json
-from typing import Any
-
-import anthropic
-from anthropic import AsyncAnthropic
+from typing import TYPE_CHECKING, Any
 
 from toolsight.models._common import api_key, object_arguments, stainless_call
 from toolsight.models._direct import DirectPath, capture_hook, decode, dumps, stainless_status_error
+from toolsight.models._routes import store_for
 from toolsight.models.base import (
     FinishReason,
     GenerateConfig,
@@ -29,6 +27,9 @@ from toolsight.models.base import (
     Usage,
 )
 from toolsight.tools.base import ToolSpec
+
+if TYPE_CHECKING:  # the SDK is imported when a request needs it (~1.4 s): a route kept from an
+    from anthropic import AsyncAnthropic  # earlier run lets a run go without it (models/_routes.py)
 
 KEY_VARS = ("ANTHROPIC_API_KEY",)
 DEFAULT_MAX_TOKENS = 4096
@@ -88,22 +89,29 @@ def tools_to_wire(tools: list[ToolSpec]) -> list[dict[str, Any]]:
 class AnthropicModel(Model):
     """Claude behind the Anthropic SDK. `direct=True` (the default): after the SDK has sent a request,
     later ones with the same timeout go straight through one aiohttp session with the same URL,
-    headers and body (models/_direct.py); `direct=False` sends every request through the SDK."""
+    headers and body (models/_direct.py); `direct=False` sends every request through the SDK.
+    `route_cache=False` keeps the route from being stored for later runs (models/_routes.py)."""
 
     tool_image_mode = "tool"
 
     def __init__(self, name: str, model_id: str, *, base_url: str | None = None,
-                 api_key_value: str | None = None, direct: bool = True) -> None:
+                 api_key_value: str | None = None, direct: bool = True, route_cache: bool | None = None) -> None:
         super().__init__(name)
         self.model_id = model_id
         self.base_url = base_url
         self._key = api_key(name, KEY_VARS, api_key_value, base_url)
         self._client: AsyncAnthropic | None = None
-        self._direct = DirectPath()
+        store = None
+        if direct and route_cache is not False:
+            store = store_for("anthropic", "anthropic", base_url, self._key, ("ANTHROPIC_",), ("ANTHROPIC_API_KEY",))
+        self._direct = DirectPath(store=store)
         self.direct = direct
 
     def client(self) -> AsyncAnthropic:
         if self._client is None:
+            import anthropic
+            from anthropic import AsyncAnthropic
+
             # the SDK's own default client, plus a hook that shows the direct path what the SDK sends
             http = anthropic.DefaultAsyncHttpxClient(event_hooks={"request": [capture_hook], "response": []})
             self._client = AsyncAnthropic(api_key=self._key, base_url=self.base_url, max_retries=0, http_client=http)
@@ -143,17 +151,18 @@ class AnthropicModel(Model):
         return {**args, **extra}
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
-        client = self.client()
         route = self._direct.route(config.timeout) if self.direct else None
         if route is None:
-            return await self._generate_sdk(client, messages, tools, config)
+            return await self._generate_sdk(self.client(), messages, tools, config)
         reply = await self._direct.post(self.name, route, dumps(self.request_body(messages, tools, config)))
         if reply.status >= 400:
-            raise stainless_status_error(self.name, client, reply, route.url, KEY_VARS[0])
+            raise stainless_status_error(self.name, self.client(), reply, route.url, KEY_VARS[0])
         return self.parse_dict(decode(self.name, reply))
 
     async def _generate_sdk(self, client: AsyncAnthropic, messages: list[Message], tools: list[ToolSpec],
                             config: GenerateConfig) -> ModelOutput:
+        import anthropic
+
         args = self.request_args(messages, tools, config)
         cap = self._direct.begin_capture() if self.direct else None
         ok = False

@@ -12,18 +12,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from typing import Any
-
-import aiohttp
-import httpx
-from google import genai
-from google.genai import _common as genai_common
-from google.genai import _transformers as genai_transformers
-from google.genai import errors as genai_errors
-from google.genai import types
+from typing import TYPE_CHECKING, Any
 
 from toolsight.models._common import api_key, connection_error, object_arguments, status_error, timeout_error
 from toolsight.models._direct import DirectPath, Reply, dumps
+from toolsight.models._routes import store_for
 from toolsight.models.base import (
     FinishReason,
     GenerateConfig,
@@ -37,6 +30,10 @@ from toolsight.models.base import (
     Usage,
 )
 from toolsight.tools.base import ToolSpec
+
+if TYPE_CHECKING:  # the SDK is imported when a request needs it (~0.8 s): a route kept from an
+    from google import genai  # earlier run lets a run go without it (models/_routes.py)
+    from google.genai import types
 
 KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
@@ -113,22 +110,29 @@ def _signature(raw: str) -> str:
 class GoogleModel(Model):
     """Gemini behind google-genai. `direct=True` (the default): requests go straight through one aiohttp
     session with the URL and headers the SDK's request builder makes and the body the SDK path sends
-    (models/_direct.py); `direct=False` sends every request through `generate_content`."""
+    (models/_direct.py); `direct=False` sends every request through `generate_content`.
+    `route_cache=False` keeps the route from being stored for later runs (models/_routes.py)."""
 
     tool_image_mode = "user"
 
     def __init__(self, name: str, model_id: str, *, base_url: str | None = None,
-                 api_key_value: str | None = None, direct: bool = True) -> None:
+                 api_key_value: str | None = None, direct: bool = True, route_cache: bool | None = None) -> None:
         super().__init__(name)
         self.model_id = model_id
         self.base_url = base_url
         self._key = api_key(name, KEY_VARS, api_key_value, base_url)
         self._client: genai.Client | None = None
-        self._direct = DirectPath()
+        store = None
+        if direct and route_cache is not False:
+            store = store_for("google", "google-genai", base_url, self._key, ("GOOGLE_", "GEMINI_"), KEY_VARS)
+        self._direct = DirectPath(store=store)
         self.direct = direct
 
     def client(self) -> genai.Client:
         if self._client is None:
+            from google import genai
+            from google.genai import types
+
             opts = types.HttpOptions(base_url=self.base_url, api_version="v1beta", retry_options=types.HttpRetryOptions(attempts=1))
             self._client = genai.Client(vertexai=False, api_key=self._key, http_options=opts)
         return self._client
@@ -208,12 +212,17 @@ class GoogleModel(Model):
         if tools:
             body["tools"] = self._tools(tools)
         if config.extra_body:
+            from google.genai import _common as genai_common
+
             genai_common.recursive_dict_update(body, dict(config.extra_body))  # the SDK's own merge
         return body
 
     def _route(self, config: GenerateConfig) -> Any:
         route = self._direct.route(config.timeout)
         if route is None:
+            from google.genai import _transformers as genai_transformers
+            from google.genai import types
+
             api = self.client()._api_client
             path = f"{genai_transformers.t_model(api, self.model_id)}:generateContent"
             req = api._build_request("post", path, {}, types.HttpOptions.model_validate(self._http_options(config)))
@@ -239,6 +248,8 @@ class GoogleModel(Model):
 
     async def _status_error(self, reply: Reply) -> ModelError:
         """The SDK's error for the reply (its message), classified as on the SDK path."""
+        from google.genai import errors as genai_errors
+
         try:
             response_json: Any = reply.json()
         except ValueError:
@@ -252,6 +263,10 @@ class GoogleModel(Model):
 
     async def _generate_sdk(self, system: str | None, contents: list[dict[str, Any]], tools: list[ToolSpec],
                             config: GenerateConfig) -> ModelOutput:
+        import aiohttp
+        import httpx
+        from google.genai import errors as genai_errors
+
         cfg = self.request_config(system, contents, tools, config)
         try:
             resp = await asyncio.wait_for(

@@ -6,13 +6,11 @@ are off (`max_retries=0`): the runner retries, and SDK errors become classified 
 
 from __future__ import annotations
 
-from typing import Any
-
-import openai
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING, Any
 
 from toolsight.models._common import api_key, stainless_call
 from toolsight.models._direct import DirectPath, capture_hook, decode, dumps, stainless_status_error
+from toolsight.models._routes import store_for
 from toolsight.models.base import (
     FinishReason,
     GenerateConfig,
@@ -26,6 +24,9 @@ from toolsight.models.base import (
     Usage,
 )
 from toolsight.tools.base import ToolSpec
+
+if TYPE_CHECKING:  # the SDK is imported when a request needs it (~0.7 s): a route kept from an
+    from openai import AsyncOpenAI  # earlier run lets a run go without it (models/_routes.py)
 
 KEY_VARS = ("OPENAI_API_KEY",)
 
@@ -82,25 +83,34 @@ class OpenAIModel(Model):
     """A chat model behind the OpenAI SDK. `model_id` is what is sent as `model`.
 
     `direct=True` (the default): after the SDK has sent a request, later ones with the same timeout
-    go through the SDK's HTTP client directly with the same URL, headers and body (models/_direct.py);
-    `direct=False` sends every request through `chat.completions.create`.
+    go straight through one aiohttp session with the same URL, headers and body (models/_direct.py);
+    `direct=False` sends every request through `chat.completions.create`. `route_cache=False` keeps
+    the route from being stored for later runs (models/_routes.py; default: `$TOOLSIGHT_ROUTE_CACHE`).
     """
 
     tool_image_mode = "user"
 
     def __init__(self, name: str, model_id: str, *, base_url: str | None = None, api_key_value: str | None = None,
-                 default_headers: dict[str, str] | None = None, direct: bool = True) -> None:
+                 default_headers: dict[str, str] | None = None, direct: bool = True,
+                 route_cache: bool | None = None) -> None:
         super().__init__(name)
         self.model_id = model_id
         self.base_url = base_url
         self._key = api_key(name, KEY_VARS, api_key_value, base_url)
         self._headers = default_headers
         self._client: AsyncOpenAI | None = None
-        self._direct = DirectPath()
+        store = None
+        if direct and route_cache is not False:
+            store = store_for("openai", "openai", base_url, self._key, ("OPENAI_",), ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+                              extra=default_headers)
+        self._direct = DirectPath(store=store)
         self.direct = direct
 
     def client(self) -> AsyncOpenAI:
         if self._client is None:
+            import openai
+            from openai import AsyncOpenAI
+
             # the SDK's own default client, plus a hook that shows the direct path what the SDK sends
             http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [capture_hook], "response": []})
             self._client = AsyncOpenAI(api_key=self._key, base_url=self.base_url, max_retries=0,
@@ -138,17 +148,18 @@ class OpenAIModel(Model):
         return {"model": model, "messages": [], "extra_body": body}
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
-        client = self.client()
         route = self._direct.route(config.timeout) if self.direct else None
         if route is None:
-            return await self._generate_sdk(client, messages, tools, config)
+            return await self._generate_sdk(self.client(), messages, tools, config)
         reply = await self._direct.post(self.name, route, dumps(self.request_body(messages, tools, config)))
         if reply.status >= 400:
-            raise stainless_status_error(self.name, client, reply, route.url, KEY_VARS[0])
+            raise stainless_status_error(self.name, self.client(), reply, route.url, KEY_VARS[0])
         return self.parse_dict(decode(self.name, reply))
 
     async def _generate_sdk(self, client: AsyncOpenAI, messages: list[Message], tools: list[ToolSpec],
                             config: GenerateConfig) -> ModelOutput:
+        import openai
+
         args = self.request_args(messages, tools, config)
         cap = self._direct.begin_capture() if self.direct else None
         ok = False
@@ -212,6 +223,8 @@ class OpenAIModel(Model):
                 return [resp.to_dict()]
             return [chunk.to_dict() async for chunk in resp]
 
+        import openai
+
         out: list[dict[str, Any]] = await stainless_call(self.name, openai, go(), timeout, KEY_VARS[0])
         return out
 
@@ -223,6 +236,8 @@ class OpenAIModel(Model):
             resp = await self.client().responses.create(**kwargs, timeout=timeout)
             out: dict[str, Any] = resp.to_dict()
             return out
+
+        import openai
 
         out: dict[str, Any] = await stainless_call(self.name, openai, go(), timeout, KEY_VARS[0])
         return out

@@ -20,14 +20,16 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_type_hints, overload
+from typing import TYPE_CHECKING, Any, Literal, get_type_hints, overload
 
-import numpy as np
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 Image.MAX_IMAGE_PIXELS = 64_000_000  # decompression-bomb guard for everything toolsight opens
+
+if TYPE_CHECKING:  # numpy loads with OpenCV when a tool first needs pixels: ~0.1 s off every start-up
+    import numpy as np
 
 from toolsight.log.artifact import Artifact as Artifact  # noqa: E402 - re-exported
 from toolsight.log.toolspec import ToolSpec as ToolSpec  # noqa: E402 - re-exported
@@ -149,6 +151,7 @@ class ArtifactStore:
     ) -> Artifact:
         """Encode a numpy image (BGR by default, as OpenCV gives it) as PNG and register it."""
         import cv2  # local: keeps `import toolsight` light
+        import numpy as np
 
         arr = array
         if arr.dtype != np.uint8:
@@ -221,6 +224,8 @@ class ArtifactStore:
         # ignore EXIF orientation, as the reference (PIL) does: the model sees the stored pixels
         arr = cv2.imread(str(self.path(art)), cv2.IMREAD_COLOR | cv2.IMREAD_IGNORE_ORIENTATION)
         if arr is None:
+            import numpy as np
+
             with Image.open(self.path(art)) as im:
                 rgb = np.asarray(im.convert("RGB"))
             arr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
