@@ -49,7 +49,6 @@ bench: $(STAMP)
 	$(PY) bench/engine.py
 	$(PY) bench/sandbox.py
 	$(PY) bench/opencv_tools.py
-	$(PY) bench/bench_server.py
 	$(PY) bench/perception.py
 
 clean:

@@ -254,7 +254,7 @@ class Runner:
     async def _run_task(self, task: Task, caller: ModelCaller, ctx: ScoreContext) -> Record:
         t0 = time.time()
         ws = artifact_dir(self.run_dir, task.id)
-        if ws.exists():
+        if self.opts.resume and ws.exists():  # only a resumed run can meet a workspace already there
             shutil.rmtree(ws)  # a partial workspace from a killed run
         store = ArtifactStore(ws)
         toolbox = Toolbox(self.tools, store, task.id)
