@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -152,12 +153,14 @@ class DirectPath:
 
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._loop is not loop:
-            # a session belongs to one event loop; one left on a finished loop is dropped with it
+            self._drop()  # a session belongs to one event loop; one left on another loop goes with it
             conn = aiohttp.TCPConnector(limit=self.limit, ttl_dns_cache=300)
             # not trust_env: aiohttp would re-read the proxy variables and ~/.netrc for every request
             # (~0.2 ms each); `_proxy` reads the proxy variables once per URL, as httpx does per client
             self._session = aiohttp.ClientSession(connector=conn, auto_decompress=True)
             self._loop = loop
+            # a model nobody closed (a judge in a script) must not leave aiohttp complaining at exit
+            weakref.finalize(self, _close_quietly, self._session)
         return self._session
 
     async def post(self, spec: str, route: Route, body: bytes) -> Reply:
@@ -197,10 +200,27 @@ class DirectPath:
             self._proxies[url] = found
         return found
 
+    def _drop(self) -> None:
+        """Forget a session that cannot be awaited any more (its loop is gone)."""
+        old, self._session = self._session, None
+        if old is not None:
+            _close_quietly(old)
+
     async def aclose(self) -> None:
         if self._session is not None and not self._session.closed and self._loop is asyncio.get_running_loop():
             await self._session.close()
-        self._session = None
+        self._drop()
+
+
+def _close_quietly(session: aiohttp.ClientSession) -> None:
+    """Close a session without awaiting (its loop may be gone): its connections are closed, and
+    both it and its connector are marked closed, so aiohttp does not report them as leaked."""
+    if session.closed:
+        return
+    conn = session.connector
+    session.detach()
+    if conn is not None:
+        conn._close()
 
 
 def stainless_status_error(spec: str, client: Any, reply: Reply, url: str, key_var: str) -> Exception:

@@ -35,7 +35,6 @@ if TYPE_CHECKING:  # numpy loads with OpenCV when a tool first needs pixels: ~0.
 from toolsight.log.artifact import Artifact as Artifact  # noqa: E402 - re-exported
 from toolsight.log.toolspec import ToolSpec as ToolSpec  # noqa: E402 - re-exported
 
-
 _PNG = b"\x89PNG\r\n\x1a\n"
 
 
