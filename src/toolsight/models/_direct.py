@@ -7,9 +7,10 @@ aiohttp does for the same request — together ~2 ms of CPU per call, more than 
 the harness does (bench/engine.py, docs/speed.md). What reaches the server does not change: the
 URL and headers are the ones the SDK produced (for the openai and anthropic SDKs, taken from the
 first request the SDK itself sent with that timeout, seen by an httpx event hook; for google-genai,
-from the SDK's request builder), the body is the one the SDK path sends, and an error status
-becomes the SDK's own exception message. tests/models/test_direct_path.py sends the same
-conversations both ways and compares what the server received, request by request.
+from the SDK's request builder; either way kept for later runs by models/_routes.py), the body is
+the one the SDK path sends, and an error status becomes the SDK's own exception message.
+tests/models/test_direct_path.py sends the same conversations both ways and compares what the
+server received, request by request.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from toolsight.models._common import connection_error, timeout_error
+from toolsight.models._common import connection_error, status_error, timeout_error
+from toolsight.models.base import ModelError
 
 if TYPE_CHECKING:  # aiohttp is imported with the first direct request, after the SDK's first one
     import aiohttp
@@ -227,8 +229,6 @@ def stainless_status_error(spec: str, client: Any, reply: Reply, url: str, key_v
     """The ModelError for an error reply, with the message the openai/anthropic SDK gives it."""
     import httpx2
 
-    from toolsight.models._common import status_error
-
     resp = httpx2.Response(reply.status, headers=list(reply.headers.items()), content=reply.body,
                            request=httpx2.Request("POST", url))
     err = client._make_status_error_from_response(resp)
@@ -237,8 +237,6 @@ def stainless_status_error(spec: str, client: Any, reply: Reply, url: str, key_v
 
 def decode(spec: str, reply: Reply) -> Any:
     """The JSON of a successful reply; anything else is a retryable malformed response."""
-    from toolsight.models.base import ModelError
-
     try:
         return reply.json()
     except ValueError as exc:
