@@ -35,7 +35,7 @@ def _child(mode: str, run: Path, out: Path) -> None:
     if mode == "report-notax":  # the same report without the AST image-operation classification
         import toolsight.metrics.taxonomy as tx
 
-        tx._classifiers = lambda: (None, None)  # type: ignore[assignment]
+        tx._operations = lambda name, arguments: ([name], [])  # type: ignore[assignment]
 
     def work() -> int:
         if mode == "parse":
@@ -73,7 +73,8 @@ def main() -> None:
     if args.child:
         _child(args.child[0], Path(args.child[1]), Path(args.child[2]))
         return
-    from toolsight.report.fixtures import make_fixture_run
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the test-support fixture
+    from runfixture import make_fixture_run
 
     tmp = Path(tempfile.mkdtemp(prefix="toolsight-bench-report-"))
     try:

@@ -1,12 +1,15 @@
 """Sandbox speed: in-process exec (the floor), a cold python subprocess, and the sandbox, in one run.
 
 Two snippets: a trivial `print(1)` and "load a 1024x1024 PNG, crop 800x800, rotate 30 degrees, save PNG".
-Prints medians and the ratios against the issue-3 targets, for back-to-back calls and for calls spaced
-by an untimed pause (as in an agent loop, where the server forks and pre-faults the next child meanwhile):
+Prints medians and the ratios against the targets, for back-to-back calls and for calls spaced
+by an untimed pause (as in an agent loop, where the server forks and prepares the next child meanwhile):
   sandbox overhead on the trivial snippet <= 10 ms; sandbox <= 1.15 x the floor on the image snippet;
   sandbox >= 1.8 x faster than the cold subprocess.
+Then the cost of each layer (uid switch, namespaces, tmpfs workspace, cgroups, seccomp, Landlock): the
+trivial and image snippets, spaced, with all layers on and with that one layer switched off, measured
+round-robin in the same run.
 
-    .venv/bin/python bench/sandbox.py [--runs 20]
+    .venv/bin/python bench/sandbox.py [--runs 20] [--layer-runs 15]
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import statistics
 import subprocess
 import sys
@@ -88,26 +92,39 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--cold-runs", type=int, default=10)
+    ap.add_argument("--layer-runs", type=int, default=15)
+    ap.add_argument("--layers-only", action="store_true")
     ap.add_argument("--gap-ms", type=float, default=100.0,
                     help="untimed pause before each 'spaced' sandbox call (an agent loop waits for the model)")
     args = ap.parse_args()
     ws = Path(tempfile.mkdtemp(prefix="toolsight-bench-"))
+    # the floor and the cold subprocess run as the harness user: their own directory, so the files they
+    # write do not become read-only inputs of the sandboxed calls (which run as another uid)
+    host_ws = Path(tempfile.mkdtemp(prefix="toolsight-bench-host-"))
     rng = np.random.default_rng(0)
-    Image.fromarray(rng.integers(0, 255, (1024, 1024, 3), dtype=np.uint8)).save(ws / "in.png")
+    for d in (ws, host_ws):
+        Image.fromarray(rng.integers(0, 255, (1024, 1024, 3), dtype=np.uint8)).save(d / "in.png")
     cv2.setNumThreads(1)  # the sandbox runs OpenCV single-threaded; compare like with like
     pool = sandbox.SandboxPool(size=1)
     t0 = time.perf_counter()
     pool.warm(1)
     start_s = time.perf_counter() - t0
     iso = pool.isolation()
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"sandbox: level={iso['level']} layers in force: "
           f"{', '.join(k for k, v in iso['layers'].items() if v is True)}")
     print(f"server start ('image' profile: numpy, cv2, PIL preloaded): {start_s * 1000:.0f} ms")
     rows: dict[str, dict[str, float]] = {}
     gap = args.gap_ms / 1000
+    if args.layers_only:
+        pool.shutdown()
+        layer_costs(ws, args.layer_runs, gap)
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+        return
     try:
         for label, code in (("trivial", TRIVIAL), ("image", IMAGE)):
-            fns = {"floor": in_process(code, ws), "cold": cold(code, ws), "sandbox": in_sandbox(code, ws, pool)}
+            fns = {"floor": in_process(code, host_ws), "cold": cold(code, host_ws),
+                   "sandbox": in_sandbox(code, ws, pool)}
             for fn in fns.values():  # warm-up
                 fn()
             samples: dict[str, list[float]] = {"floor": [], "cold": [], "sandbox": [], "spaced": []}
@@ -157,7 +174,69 @@ def main() -> None:
               f"{verdict(speedup_i >= 1.8)}")
         print(f"  trivial: cold subprocess / sandbox    {speedup_t:6.2f} x    (same target)      "
               f"{verdict(speedup_t >= 1.8)}")
+    if args.layer_runs > 0:
+        layer_costs(ws, args.layer_runs, gap)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
+
+LAYERS = {
+    "all layers": {},
+    "- uid switch": {"uid": False},
+    "- mount ns + tmpfs": {"mountns": False},
+    "- tmpfs workspace": {"tmpfs": False},
+    "- net namespace": {"netns": False},
+    "- ipc namespace": {"ipcns": False},
+    "- memory cgroup": {"cgroup_memory": False},
+    "- all cgroups": {"cgroup": False},
+    "- seccomp": {"seccomp": False},
+    "- Landlock": {"landlock": False},
+}
+
+
+def layer_costs(ws: Path, runs: int, gap: float) -> None:
+    """Each layer's cost: spaced calls with every layer, and with one layer off (interleaved). Besides the
+    call's wall time it shows, from the child itself, the setup after the request (on the critical path)
+    and the preparation before it (namespaces, skeleton, cgroups: off the critical path), which suffer
+    less from the machine's load than the wall time does."""
+    servers = {name: sandbox.ServerProcess(cfg) for name, cfg in LAYERS.items()}
+    dirs: dict[str, Path] = {}
+    ws.chmod(0o755)  # without a mount namespace the sandbox uid must traverse the real path
+    for i, name in enumerate(LAYERS):  # one workspace each: a layer's absence changes file ownership
+        dirs[name] = ws / f"layer{i}"
+        dirs[name].mkdir()
+        (dirs[name] / "in.png").write_bytes((ws / "in.png").read_bytes())
+    try:
+        samples: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
+        for _ in range(runs):
+            for label, code in (("trivial", TRIVIAL), ("image", IMAGE)):
+                for name, srv in servers.items():
+                    time.sleep(gap)
+                    t0 = time.perf_counter()
+                    frame = srv.request({"op": "run", "code": code, "workspace": str(dirs[name]), "limits": {}}, 60)
+                    wall = time.perf_counter() - t0
+                    rep = frame.get("report") or {}
+                    if not rep.get("ok"):
+                        raise SystemExit(f"{name}: {frame.get('stderr')}")
+                    samples.setdefault((name, label), []).append(
+                        (wall, float(rep.get("setup_s", 0.0)), float(rep.get("prepare_s", 0.0))))
+        print(f"\nper-layer cost ({runs} interleaved runs, spaced; median ms; 'cost' = all layers minus without it)")
+        print(f"{'configuration':<20} {'trivial':>8} {'cost':>6} {'image':>8} {'cost':>6} "
+              f"{'setup':>7} {'cost':>6} {'prepare':>8} {'cost':>6}")
+        base = {lab: [statistics.median(x[k] for x in samples[("all layers", lab)]) * 1000 for k in range(3)]
+                for lab in ("trivial", "image")}
+        for name in LAYERS:
+            t = [statistics.median(x[k] for x in samples[(name, "trivial")]) * 1000 for k in range(3)]
+            i = statistics.median(x[0] for x in samples[(name, "image")]) * 1000
+
+            def cost(a: float, b: float, name: str = name) -> str:
+                return "" if name == "all layers" else f"{a - b:+6.1f}"
+
+            print(f"{name:<20} {t[0]:>8.1f} {cost(base['trivial'][0], t[0]):>6} {i:>8.1f} "
+                  f"{cost(base['image'][0], i):>6} {t[1]:>7.2f} {cost(base['trivial'][1], t[1]):>6} "
+                  f"{t[2]:>8.1f} {cost(base['trivial'][2], t[2]):>6}")
+    finally:
+        for srv in servers.values():
+            srv.stop()
 
 if __name__ == "__main__":
     main()

@@ -42,7 +42,11 @@ def request_key(model: str, messages: list[Message], tools: list[ToolSpec], conf
 
 
 class ResponseCache:
-    """A small sqlite key-value store, safe to use from one event loop (calls are short)."""
+    """A small sqlite key-value store, safe to use from one event loop (calls are short).
+
+    The cache only saves work: when sqlite fails (a full disk, a damaged file) it is switched
+    off for the rest of the run (`broken` says why) instead of failing the task that hit it.
+    """
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -51,20 +55,31 @@ class ResponseCache:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self.broken: str | None = None
 
     def get(self, key: str) -> ModelOutput | None:
-        with self._lock:
-            row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        if self.broken is not None:
             return None
-        out = ModelOutput.model_validate_json(row[0])
+        try:
+            with self._lock:
+                row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            out = ModelOutput.model_validate_json(row[0])
+        except (sqlite3.Error, ValueError) as exc:
+            self.broken = f"{type(exc).__name__}: {exc}"
+            return None
         return out.model_copy(update={"cached": True})
 
     def put(self, key: str, output: ModelOutput) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, output.model_dump_json())
-            )
+        if self.broken is not None:
+            return
+        try:
+            value = output.model_dump_json()
+            with self._lock:
+                self._db.execute("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, value))
+        except (sqlite3.Error, ValueError) as exc:
+            self.broken = f"{type(exc).__name__}: {exc}"
 
     def __len__(self) -> int:
         with self._lock:
@@ -72,4 +87,7 @@ class ResponseCache:
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            try:
+                self._db.close()
+            except sqlite3.Error as exc:
+                self.broken = self.broken or f"{type(exc).__name__}: {exc}"

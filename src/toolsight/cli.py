@@ -1,7 +1,10 @@
-"""The command line: run, validate, generate, score, report, view, list.
+"""The command line: run, retry, validate, generate, score, report, view, list.
 
-User errors (bad folder, flag, model prefix, missing key) end in one clear message and exit code
-1 or 2 — never a traceback.
+User errors (bad folder, flag, model prefix, missing key) end in one clear message — never a
+traceback. Exit codes (toolsight.errors, README): 0 every task finished without error; 3 the run
+finished but some tasks ended in error; 2 bad input or configuration (nothing run); 4 the run
+could not start or was stopped (endpoint down past --outage-timeout, credentials rejected, run
+directory in use, disk full); 130 interrupted. `validate` exits 1 when it finds problems.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from toolsight.errors import ToolsightError
+from toolsight.errors import EXIT_ABORTED, EXIT_USAGE, RunAborted, ToolsightError
 
 app = typer.Typer(
     name="toolsight",
@@ -39,15 +42,14 @@ def validate(
     folder: Annotated[Path, typer.Argument(help="dataset folder with tasks.jsonl and images")],
 ) -> None:
     """Check every line and image of a dataset folder; print every problem."""
-    from toolsight.tasks.dataset import validate_dataset
+    from toolsight.tasks.dataset import count_tasks, validate_dataset
 
     problems = validate_dataset(folder)
     for p in problems:
         out.print(str(p), highlight=False, soft_wrap=True)
     if problems:
         raise _fail(f"{len(problems)} problem(s) in {folder}")
-    n = sum(1 for line in (folder / "tasks.jsonl").read_text(encoding="utf-8").splitlines() if line.strip())
-    out.print(f"{folder}: {n} task(s), no problems")
+    out.print(f"{folder}: {count_tasks(folder)} task(s), no problems")
 
 
 def _parse_caps(caps: list[str]) -> dict[str, Any]:
@@ -72,8 +74,9 @@ def run(
     data: Annotated[str | None, typer.Option(help="path to the benchmark's data (official format)")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL (vLLM, SGLang, Ollama)")] = None,
     out_dir: Annotated[str | None, typer.Option("--out", help="run directory (default runs/NAME-TIME)")] = None,
-    resume: Annotated[bool, typer.Option(help="continue an interrupted run in --out")] = False,
-    force: Annotated[bool, typer.Option(help="with --resume: accept a changed configuration")] = False,
+    resume: Annotated[bool, typer.Option(help="continue the run in --out: unfinished and errored tasks run again")] = False,
+    force: Annotated[bool, typer.Option(help="with --resume: accept a changed configuration (recorded)")] = False,
+    retry_errors: Annotated[bool, typer.Option(help="with --resume: re-run tasks whose last record is an error")] = True,
     concurrency: Annotated[int, typer.Option(min=1, help="tasks in flight")] = 8,
     max_connections: Annotated[int, typer.Option(min=1, help="concurrent requests to the model")] = 32,
     limit: Annotated[int | None, typer.Option(min=1, help="run only the first N tasks")] = None,
@@ -91,22 +94,30 @@ def run(
     task_timeout: Annotated[float, typer.Option(min=0.1, help="seconds per task")] = 1200.0,
     request_timeout: Annotated[float, typer.Option(min=0.1, help="seconds per model request")] = 120.0,
     backoff_base: Annotated[float, typer.Option(min=0.0, help="first retry delay in seconds (doubles)")] = 1.0,
+    outage_timeout: Annotated[float, typer.Option(min=0.0, help="give up when the endpoint stays unreachable this long (s)")] = 600.0,
+    max_retry_after: Annotated[float, typer.Option(min=0.0, help="longest Retry-After honoured (s)")] = 120.0,
     cap: Annotated[list[str] | None, typer.Option(help="agent cap override NAME=VALUE (repeatable)")] = None,
     demo_prompts: Annotated[str | None, typer.Option(help="TIR-Bench demo_prompts.py: few-shot demos for tir-bench-llm extraction")] = None,
     agent: Annotated[str | None, typer.Option(help="agent to run the setting with, e.g. vcr (see docs)")] = None,
+    history: Annotated[str | None, typer.Option(help="multi-turn history: gold (gold answers) | model")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="do not use the response cache")] = False,
     report: Annotated[bool, typer.Option(help="print the report tables at the end")] = True,
+    web: Annotated[str | None, typer.Option(help="web tools' backend: live | offline[=CORPUS_DIR] | replay=RUN_DIR")] = None,
+    web_budget: Annotated[int | None, typer.Option(min=1, help="web requests allowed in this run")] = None,
+    summary_model: Annotated[str | None, typer.Option(help="model that summarises pages for `visit`")] = None,
 ) -> None:
     """Run a benchmark (or a dataset folder) with a model; write a run directory."""
     from toolsight.models.base import GenerateConfig
     from toolsight.runner import RunOptions
 
     if scorer_mode not in ("official", "corrected"):
-        raise _fail(f"--scorer-mode {scorer_mode!r}: use 'official' or 'corrected'", 2)
+        raise _fail(f"--scorer-mode {scorer_mode!r}: use 'official' or 'corrected'", EXIT_USAGE)
     if loop not in (None, "official", "toolsight"):
-        raise _fail(f"--loop {loop!r}: use 'official' or 'toolsight'", 2)
+        raise _fail(f"--loop {loop!r}: use 'official' or 'toolsight'", EXIT_USAGE)
+    if history not in (None, "gold", "model"):
+        raise _fail(f"--history {history!r}: use 'gold' (earlier turns' gold answers) or 'model'", EXIT_USAGE)
     if reasoning_effort not in (None, "minimal", "low", "medium", "high"):
-        raise _fail(f"--reasoning-effort {reasoning_effort!r}: use minimal, low, medium or high", 2)
+        raise _fail(f"--reasoning-effort {reasoning_effort!r}: use minimal, low, medium or high", EXIT_USAGE)
     gen = GenerateConfig(
         temperature=temperature, max_tokens=max_tokens, seed=seed,
         reasoning_effort=reasoning_effort,
@@ -116,21 +127,54 @@ def run(
         benchmark=target, model=model, setting=setting, loop=loop, data=data, base_url=base_url, out=out_dir, resume=resume,
         force=force, concurrency=concurrency, max_connections=max_connections, limit=limit, judge=judge, judge_base_url=judge_base_url,
         judge_concurrency=judge_concurrency, score=not no_score, scorer_mode=scorer_mode, retries=retries,
-        task_timeout=task_timeout, backoff_base=backoff_base, generate=gen, caps=_parse_caps(cap or []), cache=not no_cache,
+        task_timeout=task_timeout, backoff_base=backoff_base, generate=gen,
+        caps={**_parse_caps(cap or []), **({"history": history} if history else {})}, cache=not no_cache,
         demo_prompts=demo_prompts,
         agent=agent,
+        web=web, web_budget=web_budget, summary_model=summary_model,
+        retry_errors=retry_errors, outage_timeout=outage_timeout, max_retry_after=max_retry_after,
     )
     from toolsight.agents.registry import agent_names
-    from toolsight.session import execute_run
 
     if agent is not None and agent not in agent_names():
-        raise _fail(f"--agent {agent!r}: unknown agent; choose one of: {', '.join(agent_names())}", 2)
+        raise _fail(f"--agent {agent!r}: unknown agent; choose one of: {', '.join(agent_names())}", EXIT_USAGE)
+    _execute(opts, report)
+
+
+def _execute(opts: Any, report: bool) -> None:
+    from toolsight.session import execute_run
+
     try:
         summary = execute_run(opts, show_report=report)
     except ToolsightError as exc:
-        raise _fail(str(exc)) from None
-    if summary.interrupted:
-        raise typer.Exit(130)
+        raise _fail(str(exc), exc.exit_code) from None
+    if summary.exit_code:
+        raise typer.Exit(summary.exit_code)
+
+
+@app.command()
+def retry(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory")],
+    base_url: Annotated[str | None, typer.Option(help="model URL, if it moved since the run started")] = None,
+    judge_base_url: Annotated[str | None, typer.Option(help="judge URL, if it moved")] = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="tasks in flight")] = None,
+    retries: Annotated[int | None, typer.Option(min=0)] = None,
+    backoff_base: Annotated[float | None, typer.Option(min=0.0)] = None,
+    outage_timeout: Annotated[float | None, typer.Option(min=0.0)] = None,
+    report: Annotated[bool, typer.Option(help="print the report tables at the end")] = True,
+) -> None:
+    """Resume a run with the options it was made with: re-run its errored and unfinished tasks."""
+    from toolsight.session import retry_options
+
+    if not (run_dir / "manifest.json").is_file():
+        raise _fail(f"{run_dir} is not a run directory (no manifest.json)", EXIT_USAGE)
+    try:
+        opts = retry_options(run_dir, {"base_url": base_url, "judge_base_url": judge_base_url,
+                                       "concurrency": concurrency, "retries": retries,
+                                       "backoff_base": backoff_base, "outage_timeout": outage_timeout})
+    except ToolsightError as exc:
+        raise _fail(str(exc), exc.exit_code) from None
+    _execute(opts, report)
 
 
 @app.command()
@@ -153,16 +197,28 @@ def generate(
             if difficulty is not None and level is None:
                 raise ValueError(f"--difficulty {difficulty}: use 0-{len(LEVELS) - 1} ({', '.join(LEVELS)})")
             generate_phystool(n, seed, out_dir, level=level)
+        elif kind == "vtb":
+            from toolsight.benchmarks.vtb_generate import generate_vtb
+
+            generate_vtb(n, seed, out_dir)
         elif kind.startswith("vtc-"):
             from toolsight.synth.vtc import generate_vtc
 
             generate_vtc(kind.removeprefix("vtc-"), n, seed, out_dir)
+        elif kind == "browse":
+            from toolsight.synth.browse import generate_browse
+
+            generate_browse(n, seed, out_dir)
         else:
             from toolsight.synth import generate as generate_tir
 
             generate_tir(kind, n, seed, out_dir, difficulty=difficulty)
     except ValueError as exc:
         raise _fail(f"{kind}: {exc}", 2) from None
+    if kind == "vtb":
+        out.print(f"wrote {n} VisualToolBench-style task(s) to {out_dir} (official converted layout; run with "
+                  f"`toolsight run visualtoolbench --data {out_dir} --model reference`)")
+        return
     out.print(f"wrote {n} {kind} task(s) to {out_dir} (check with `toolsight validate {out_dir}`)")
 
 
@@ -221,24 +277,40 @@ def report_cmd(
 
 @app.command()
 def view(
-    run_dir: Annotated[Path, typer.Argument(help="a run directory")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="a run directory; two or more: compare them side by side")],
     out_dir: Annotated[Path | None, typer.Option("--out", help="where to write the site (default RUN/viewer)")] = None,
-    serve: Annotated[bool, typer.Option(help="serve it on 127.0.0.1 after building")] = False,
-    port: Annotated[int, typer.Option()] = 8765,
+    serve: Annotated[bool, typer.Option(help="serve on 127.0.0.1 and rebuild live while records arrive")] = False,
+    port: Annotated[int, typer.Option(help="port for --serve (0 = any free port)")] = 8780,
     scores: Annotated[str | None, typer.Option(help="show scores-NAME.jsonl instead of the records' scores")] = None,
+    prices: Annotated[Path | None, typer.Option(help="JSON price table: cost in the summary")] = None,
 ) -> None:
-    """Build a static HTML trace viewer for a run."""
-    if not (run_dir / "manifest.json").is_file():
-        raise _fail(f"{run_dir} is not a run directory (no manifest.json)")
+    """Build an HTML trace viewer for a run (or a side-by-side comparison of several runs)."""
+    for d in run_dirs:
+        if not (d / "manifest.json").is_file():
+            raise _fail(f"{d} is not a run directory (no manifest.json)")
     from toolsight.report import viewer
+    from toolsight.report.viewer_serve import ViewerError
+
+    def build() -> Path:
+        price_table = None
+        if prices is not None:
+            from toolsight.metrics.cost import load_prices
+
+            price_table = load_prices(prices)
+        if len(run_dirs) > 1:
+            from toolsight.report.viewer_compare import build_compare
+
+            return build_compare(run_dirs, out_dir, scores=scores, prices=price_table)
+        return viewer.build_viewer(run_dirs[0], out_dir, scores=scores, prices=price_table)
 
     try:
-        index = viewer.build_viewer(run_dir, out_dir, scores=scores)
-    except (ValueError, OSError) as exc:
-        raise _fail(str(exc)) from None
-    out.print(f"viewer: {index}")
-    if serve:
-        viewer.serve(index.parent, port)
+        index = build()
+        out.print(f"viewer: {index}", highlight=False, soft_wrap=True)
+        if serve:
+            viewer.serve(index.parent, port, rebuild=build, watch=run_dirs)
+    except (ValueError, OSError, ToolsightError, ViewerError) as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)  # one line, even in a pipe
+        raise typer.Exit(1) from None
 
 
 @list_app.command("benchmarks")
@@ -307,6 +379,9 @@ def _generator_kinds() -> dict[str, str]:
         kinds[f"vtc-{name}"] = "VTC-Bench style: MC question, degraded image, reference OpenCV tool chain"
     kinds["phystool"] = ("PhysToolBench style: numbered toy tools, a job, answer = object numbers or None; "
                          "difficulty 0-3 = Easy, Medium-M1/M2/M3")
+    kinds["vtb"] = "VisualToolBench style: single/multi-turn, rubrics with checks, official layout"
+    kinds["browse"] = ("VisBrowse-Bench style: a generated mini-web (pages, pictures, links; offline corpus in "
+                       "corpus/) and multi-hop browsing tasks with reference tool-call programs")
     return kinds
 
 
@@ -318,8 +393,24 @@ def list_generators() -> None:
 
 
 def main() -> None:
+    from toolsight.diagnostics import configure_logging
+
+    configure_logging()
     try:
         app()
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
+    except ToolsightError as exc:  # any command: one line and the error's code, never a traceback
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        sys.exit(exc.exit_code)
+    except RunAborted as exc:  # e.g. a judge's credentials rejected while re-scoring
+        err.print(f"[bold red]stopped:[/] {exc}", highlight=False)
+        sys.exit(exc.exit_code)
+    except OSError as exc:
+        from toolsight.store import is_disk_full
+
+        if not is_disk_full(exc):
+            raise
+        err.print(f"[bold red]error:[/] disk full: {exc}", highlight=False)
+        sys.exit(EXIT_ABORTED)

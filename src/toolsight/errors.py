@@ -22,12 +22,36 @@ EXIT_INTERRUPTED = 130
 class ToolsightError(Exception):
     """A user-fixable problem, shown as one clear message and an exit code, never a traceback."""
 
-    exit_code: int = 1
+    exit_code: int = EXIT_USAGE
 
     def __init__(self, message: str, *, exit_code: int | None = None) -> None:
         super().__init__(message)
         if exit_code is not None:
             self.exit_code = exit_code
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class TaskAbort(ToolsightError):
+    """Raised inside a tool when the task cannot go on (e.g. a web replay has no recorded entry).
+
+    Tools turn every other exception into a failed call the model can read; this one passes
+    through the tool and the agent loop and ends the task with its message as the record's error.
+    """
+class RunAborted(BaseException):
+    """Stops the whole run at once: the endpoint stayed down past --outage-timeout, the provider
+    rejected the credentials or the model name, or the disk is full.
+
+    A BaseException (like KeyboardInterrupt) on purpose: tools, judges and official loops catch
+    `Exception` to turn their own failures into a failed call or score, and must not swallow this.
+    The runner keeps every finished record and converts it to a ToolsightError with `exit_code`.
+    """
+
+    def __init__(self, message: str, *, exit_code: int = EXIT_ABORTED) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
     @property
     def message(self) -> str:

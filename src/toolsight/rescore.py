@@ -21,10 +21,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from toolsight.errors import ToolsightError
+from toolsight.log.files import iter_latest_records
 from toolsight.metrics.views import ScoresFileError, scores_file_name
 from toolsight.models.base import Model
 from toolsight.scoring.base import Score, ScoreContext, Scorer
-from toolsight.store import CACHE, iter_records, read_manifest
+from toolsight.store import CACHE, read_manifest
 from toolsight.tasks.schema import Task
 
 
@@ -113,7 +114,7 @@ async def _rescore(run_dir: Path, scorer: Scorer, tasks: Mapping[str, Task], ctx
                 fh.write(line.model_dump_json() + "\n")
             batch.clear()
 
-        for rec in iter_records(run_dir):
+        for rec in iter_latest_records(run_dir):
             task = tasks.get(rec.task_id)
             if rec.error is not None:
                 batch.append((rec.task_id, ScoreLine(task_id=rec.task_id, error=f"record error: {rec.error}")))

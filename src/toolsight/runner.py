@@ -1,8 +1,13 @@
 """The runner: tasks run concurrently on one event loop, records go to the run directory.
 
-Per-model connection limit and a separate judge limit; finite retries with backoff (in
-ModelCaller); a per-task wall-clock limit; resume that skips finished tasks and refuses a changed
-configuration unless forced. A task that fails becomes a record with an error — the run goes on.
+Per-model connection limit and a separate judge limit; retries, a circuit breaker that pauses the
+run while the endpoint is down, and the cache (in ModelCaller); a per-task wall-clock limit that
+does not count outage pauses. The run directory is created atomically and locked (rundir).
+`--resume` re-runs tasks whose last record is an error (unless `--no-retry-errors`) or whose task
+content changed; it refuses a different configuration unless forced. A task that fails becomes a
+record with an error and the run goes on; what no task can survive (the endpoint down past
+`--outage-timeout`, rejected credentials, a full disk) stops the run with `RunStopped`, keeping
+every finished record.
 """
 
 from __future__ import annotations
@@ -11,12 +16,14 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import os
 import platform
 import shutil
+import sqlite3
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,37 +31,49 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 import toolsight
-from toolsight.agents.loop import TaskFailed, register_inputs
+from toolsight.agents.inputs import InputImageError, register_inputs
+from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings
 from toolsight.agents.trajectory import Trajectory
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.cache import ResponseCache
-from toolsight.errors import ToolsightError
-from toolsight.log.manifest import Manifest
-from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput
-from toolsight.record import Record
-from toolsight.retry import CallStats, ModelCaller
-from toolsight.scoring.base import Score, ScoreContext, Scorer
-from toolsight.store import (
-    CACHE,
-    MANIFEST,
-    RecordWriter,
-    artifact_dir,
-    finished_ids,
-    read_manifest,
-    write_manifest,
+from toolsight.errors import (
+    EXIT_ABORTED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TASK_ERRORS,
+    RunAborted,
+    TaskAbort,
+    ToolsightError,
 )
+from toolsight.log.files import latest_status
+from toolsight.log.manifest import Manifest
+from toolsight.log.trajectory import ModelCallRecord
+from toolsight.models.base import GenerateConfig, Message, Model, ModelError, ModelOutput
+from toolsight.record import Record
+from toolsight.retry import CallFailed, CallInfo, CallStats, ModelCaller
+from toolsight.rundir import RunError as RunError  # re-exported: callers catch it from here
+from toolsight.rundir import identity_changes, open_run_dir, record_resume
+from toolsight.scoring.base import Score, ScoreContext, Scorer
+from toolsight.store import CACHE, RecordWriter, artifact_dir, disk_has_room, is_disk_full, mentions_disk_full
+from toolsight.tasks.dataset import dataset_hash, task_hashes
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec
-from toolsight.tools.registry import build_tools, needs_sandbox
+from toolsight.tools.registry import build_tools, needs_sandbox, needs_web
 
 
-class RunError(ToolsightError):
-    """A user-fixable problem starting a run (one clear message)."""
+class RunStopped(ToolsightError):
+    """The run stopped before its end (outage, rejected credentials, full disk); records are kept."""
+
+    exit_code = EXIT_ABORTED
+
+    def __init__(self, message: str, summary: RunSummary) -> None:
+        super().__init__(message)
+        self.summary = summary
 
 
 class RunOptions(BaseModel):
-    """Everything that defines a run. The `config_hash` of the defining fields guards --resume."""
+    """Everything that defines a run. `identity()` of the defining fields guards --resume."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -76,6 +95,9 @@ class RunOptions(BaseModel):
     limit: int | None = None
     resume: bool = False
     force: bool = False
+    retry_errors: bool = True
+    outage_timeout: float = 600.0
+    max_retry_after: float = 120.0
     score: bool = True
     scorer_mode: str = "official"
     cache: bool = True
@@ -83,18 +105,28 @@ class RunOptions(BaseModel):
     caps: dict[str, Any] = Field(default_factory=dict, description="overrides for AgentSettings caps")
     demo_prompts: str | None = Field(default=None, description="TIR-Bench demo_prompts.py for LLM answer extraction")
     agent: str | None = Field(default=None, description="agent override (toolsight.agents.registry), e.g. vcr")
+    web: str | None = Field(default=None, description="live | offline[=CORPUS] | replay=RUN_DIR (toolsight.web)")
+    web_budget: int | None = Field(default=None, description="web requests allowed per run")
+    summary_model: str | None = Field(default=None, description="model that summarises pages for `visit`")
 
-    def defining(self) -> dict[str, Any]:
-        keep = ("benchmark", "model", "setting", "data", "base_url", "limit", "scorer_mode", "caps")
-        d = {k: getattr(self, k) for k in keep}
-        d["loop"] = self.loop  # the Runner fills in the effective mode, so --loop X and "X by default" match
-        if self.agent:  # only when given, so runs made before the flag existed keep their hash
-            d["agent"] = self.agent
-        d["generate"] = self.generate.model_dump(exclude={"timeout"})
-        return d
+    def identity(self, benchmark: str, setting: str, data_hash: str) -> dict[str, Any]:
+        """What a resumed run must share with the run it continues. Paths, URLs, concurrency,
+        retries and timeouts are not in it: they change how a run goes, not what its records mean."""
+        out: dict[str, Any] = {
+            "benchmark": benchmark, "setting": setting, "model": self.model,
+            "generate": self.generate.model_dump(mode="json", exclude={"timeout"}), "caps": self.caps,
+            "score": self.score, "scorer_mode": self.scorer_mode, "judge": self.judge, "dataset": data_hash,
+            "loop": self.loop,  # the Runner fills in the effective mode, so --loop X and "X by default" match
+        }
+        # only when set, so runs made before these options existed keep their identity
+        for k in ("agent", "web", "summary_model"):
+            if getattr(self, k) is not None:
+                out[k] = getattr(self, k)
+        return out
 
-    def config_hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.defining(), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+def config_hash(identity: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -104,27 +136,53 @@ class RunSummary:
     done: int = 0
     skipped: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+    kept_errors: int = 0
+    retried: int = 0
+    changed: int = 0
+    unscored: int = 0
     score_sum: float = 0.0
     scored: int = 0
     passed: int = 0
     tokens: int = 0
     tool_calls: int = 0
     interrupted: bool = False
+    stopped: str | None = None
     stats: CallStats = field(default_factory=CallStats)
+    outage_s: float = 0.0
 
     @property
     def accuracy(self) -> float | None:
         return self.score_sum / self.scored if self.scored else None
 
+    @property
+    def exit_code(self) -> int:
+        """0 all tasks finished without error; 3 some ended in error; 4 stopped; 130 interrupted."""
+        if self.interrupted:
+            return EXIT_INTERRUPTED
+        if self.stopped is not None:
+            return EXIT_ABORTED
+        if self.errors or self.kept_errors:
+            return EXIT_TASK_ERRORS
+        return EXIT_OK
+
     def line(self) -> str:
         acc = f"{100 * self.accuracy:.1f}%" if self.accuracy is not None else "n/a"
         errs = sum(self.errors.values())
         kinds = ", ".join(f"{k}: {v}" for k, v in self.errors.most_common()) or "none"
-        return (
+        text = (
             f"{self.done} task(s) run, {self.skipped} already finished, {errs} error(s) ({kinds}); "
             f"accuracy {acc} over {self.scored} scored; {self.tool_calls} tool call(s); "
             f"{self.tokens} tokens; {self.stats.retries} retries; {self.stats.cache_hits} cache hits"
         )
+        if self.unscored:
+            text += f"; {self.unscored} unscored (no gold answer)"
+        if self.kept_errors:
+            text += f"; {self.kept_errors} earlier error record(s) kept (--no-retry-errors)"
+        if self.outage_s >= 1:
+            text += f"; paused {self.outage_s:.0f} s while the endpoint was unreachable"
+        if errs or self.kept_errors:
+            text += f". Re-run the failed tasks with: toolsight retry {self.run_dir}"
+        return text
 
 
 class CallerModel(Model):
@@ -136,6 +194,45 @@ class CallerModel(Model):
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         return await self.caller(messages, tools, config)
+
+
+Generate = Callable[[list[Message], list[ToolSpec], GenerateConfig], Awaitable[ModelOutput]]
+
+
+class TaskCalls:
+    """The `generate` one task's agent gets: the run's ModelCaller (or a baseline's own generate),
+    with every call's finish reason, retries and timing logged for the trajectory."""
+
+    def __init__(self, caller: ModelCaller | None, generate: Generate) -> None:
+        self.caller = caller
+        self.generate = generate
+        self.log: list[ModelCallRecord] = []
+
+    async def call_raw(self, fn: Callable[[], Awaitable[Any]]) -> Any:
+        """A raw provider call an official loop built itself, under the run's limit, retries and breaker."""
+        if self.caller is None:
+            return await fn()
+        return await self.caller.call_raw(fn)
+
+    async def __call__(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+        t0 = time.monotonic()
+        index = len(self.log)
+        try:
+            if self.caller is not None:
+                out, info = await self.caller.call(messages, tools, config)
+            else:
+                out, info = await self.generate(messages, tools, config), CallInfo()
+        except ModelError as exc:
+            failed = exc.info if isinstance(exc, CallFailed) else CallInfo()
+            self.log.append(ModelCallRecord(index=index, retries=failed.retries, waited_s=round(failed.waited_s, 3),
+                                            duration_s=round(time.monotonic() - t0, 4), error=str(exc)))
+            raise
+        self.log.append(ModelCallRecord(
+            index=index, finish_reason=out.finish_reason, retries=info.retries, cached=out.cached or info.cached,
+            duration_s=round(time.monotonic() - t0, 4), waited_s=round(info.waited_s, 3),
+            input_tokens=out.usage.input_tokens, output_tokens=out.usage.output_tokens,
+        ))
+        return out
 
 
 def apply_caps(settings: AgentSettings, opts: RunOptions) -> AgentSettings:
@@ -158,6 +255,24 @@ def default_run_dir(opts: RunOptions, setting: str) -> Path:
     return Path("runs") / f"{opts.benchmark.replace('/', '_')}-{setting}-{model}-{stamp}"
 
 
+def has_gold(task: Task) -> bool:
+    """Whether anything can say if an answer is right: a gold answer or rubrics in some turn."""
+    return any(t.answer is not None or t.rubrics for t in task.turns)
+
+
+def disk_full(exc: BaseException | str) -> RunAborted:
+    return RunAborted(
+        f"disk full ({exc}); free some space, then resume — tasks cut short were not recorded and will run again"
+    )
+
+
+@dataclass
+class _Plan:
+    todo: list[Task]
+    summary: RunSummary
+    new_run: bool = True
+
+
 class Runner:
     """Runs one benchmark setting with one model into one run directory."""
 
@@ -169,6 +284,8 @@ class Runner:
         model: Model,
         judge: Model | None = None,
         on_progress: Callable[[RunSummary, CallStats], None] | None = None,
+        on_event: Callable[[str], None] | None = None,
+        summarizer: Model | None = None,
     ) -> None:
         self.opts = opts
         self.bench = bench
@@ -179,6 +296,7 @@ class Runner:
         self.opts = opts = opts.model_copy(update={"loop": self.settings.loop})
         self.run_dir = Path(opts.out) if opts.out else default_run_dir(opts, self.setting_name)
         self.on_progress = on_progress
+        self.on_event = on_event
         self.judge_model = judge
         bind = getattr(model, "bind_dataset", None)
         if callable(bind):
@@ -192,9 +310,23 @@ class Runner:
         # tools are stateless (per-task state lives in the Toolbox), so one set serves every task
         self.tools = build_tools(self.settings.tools, extra=bench.toolsets())
         self.uses_sandbox = needs_sandbox(self.settings.tools, extra=bench.toolsets())
+        self.uses_web = needs_web(self.settings.tools, extra=bench.toolsets())
+        self.summarizer = summarizer
+        if self.uses_web:
+            from toolsight.web import WebError, parse_web_spec
+
+            try:
+                parse_web_spec(opts.web)  # a bad --web is reported before anything runs
+            except WebError as exc:
+                raise RunError(str(exc)) from None
+        self.task_hashes: dict[str, str] = {}
+
+    def _emit(self, text: str) -> None:
+        if self.on_event is not None:
+            self.on_event(text)
 
     # ---- run directory --------------------------------------------------------------------
-    def _manifest(self, tools: list[ToolSpec], isolation: dict[str, Any]) -> Manifest:
+    def _manifest(self, identity: dict[str, Any]) -> Manifest:
         return Manifest.model_validate({
             "run_id": uuid.uuid4().hex[:12],
             "benchmark": self.bench.name,
@@ -207,40 +339,90 @@ class Runner:
             "toolsight_version": toolsight.__version__,
             "python": platform.python_version(),
             "platform": platform.platform(),
-            "config_hash": self.opts.config_hash(),
+            "config_hash": config_hash(identity),
+            "identity": identity,
             "options": self.opts.model_dump(mode="json"),
-            "dataset": {
-                "path": str(self.loaded.root.resolve()),
-                "source": self.loaded.source,
-                "hash": self.loaded.fingerprint,
-                "n_tasks": len(self.loaded.tasks),
-                "notes": self.loaded.notes,
-            },
+            "dataset": self._dataset_info(identity["dataset"]),
             "agent_settings": self.settings.model_dump(mode="json"),
-            "tools": [t.model_dump() for t in tools],
+            "tools": [t.spec().model_dump() for t in self.tools],
             "backends": _backends(self.tools),
             "model_info": self.model.describe(),
-            "isolation": isolation,
+            "isolation": isolation(self.uses_sandbox),
             "versions": _versions(),
         })
 
-    def _prepare_dir(self) -> set[str]:
-        d = self.run_dir
-        if (d / MANIFEST).is_file():
-            if not self.opts.resume:
-                raise RunError(
-                    f"run directory {d} already exists; pass --resume to continue it, or choose another --out"
-                )
-            old = read_manifest(d)
-            if old.config_hash != self.opts.config_hash() and not self.opts.force:
-                raise RunError(
-                    f"--resume refused: {d} was made with a different configuration "
-                    f"(model/setting/data/generation/caps differ). Use a new --out, or --force to mix them."
-                )
-            return finished_ids(d)
-        if d.exists() and any(d.iterdir()):
-            raise RunError(f"{d} exists and is not a toolsight run directory; choose another --out")
-        return set()
+    def _dataset_info(self, data_hash: str) -> dict[str, Any]:
+        return {
+            "path": str(self.loaded.root.resolve()), "source": self.loaded.source, "hash": data_hash,
+            "n_tasks": len(self.loaded.tasks), "notes": self.loaded.notes,
+        }
+
+    def _identity_of(self, old: Manifest) -> dict[str, Any]:
+        if old.identity:
+            return old.identity
+        try:  # a manifest from before identities were stored: rebuild it from its options
+            opts = RunOptions.model_validate(old.options)
+        except ValueError:
+            return {}
+        return opts.identity(old.benchmark, old.setting, old.dataset.hash)
+
+    def _plan(self, old: Manifest | None, identity: dict[str, Any]) -> _Plan:
+        """Which tasks to run: all on a new run; on resume, those without a record, those whose last
+        record is an error (unless --no-retry-errors) and those whose task changed since."""
+        tasks = self.loaded.tasks[: self.opts.limit] if self.opts.limit else self.loaded.tasks
+        tasks = self.bench.tasks_for(self.setting_name, tasks)
+        summary = RunSummary(run_dir=self.run_dir, total=len(tasks))
+        if old is None:
+            return _Plan(list(tasks), summary)
+        changes = identity_changes(self._identity_of(old), identity)
+        if changes and not self.opts.force:
+            raise RunError(
+                f"--resume refused: {self.run_dir} was made with a different configuration ("
+                + "; ".join(changes) + "). Use a new --out, or --force to accept the change "
+                "(recorded in the manifest's history)."
+            )
+        event: dict[str, Any] = {
+            "event": "resume", "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pid": os.getpid(),
+            "toolsight_version": toolsight.__version__, "retry_errors": self.opts.retry_errors,
+        }
+        for key in ("base_url", "judge_base_url"):
+            was, now = old.options.get(key), getattr(self.opts, key)
+            if was != now:
+                event[key] = now
+                self._emit(f"warning: resuming with --{key.replace('_', '-')} {now} (the run was made with {was})")
+        accepted: dict[str, Any] | None = None
+        if changes:
+            event["accepted_changes"] = changes
+            accepted = {"identity": identity, "config_hash": config_hash(identity),
+                        "options": self.opts.model_dump(mode="json"),
+                        "dataset": self._dataset_info(identity["dataset"])}
+            self._emit("warning: --force: accepting " + "; ".join(changes))
+        record_resume(self.run_dir, old, event, accepted)
+        status = latest_status(self.run_dir)
+        todo: list[Task] = []
+        for t in tasks:
+            last = status.get(t.id)
+            if last is None:
+                todo.append(t)
+                continue
+            error, th = last
+            if th is not None and th != self.task_hashes.get(t.id):
+                summary.changed += 1
+                todo.append(t)
+            elif error is None:
+                summary.skipped += 1
+            elif self.opts.retry_errors:
+                summary.retried += 1
+                todo.append(t)
+            else:
+                summary.kept_errors += 1
+                summary.skipped += 1
+        if summary.retried:
+            self._emit(f"re-running {summary.retried} task(s) whose last record is an error "
+                       "(--no-retry-errors keeps them)")
+        if summary.changed:
+            self._emit(f"re-running {summary.changed} task(s) whose content changed since they ran")
+        return _Plan(todo, summary, new_run=False)
 
     # ---- tasks ------------------------------------------------------------------------------
     async def _score(self, task: Task, traj: Trajectory, ctx: ScoreContext) -> tuple[Score | None, str | None]:
@@ -251,106 +433,282 @@ class Runner:
         except Exception as exc:
             return None, f"scoring failed: {type(exc).__name__}: {exc}"
 
+    async def _within_deadline(self, work: Coroutine[Any, Any, Trajectory], caller: ModelCaller) -> Trajectory:
+        """Await `work` for at most --task-timeout seconds, not counting time the run was paused
+        for an unreachable endpoint (a task should not time out because the server was down)."""
+        job = asyncio.ensure_future(work)
+        t0, paused0 = time.monotonic(), caller.breaker.down_seconds()
+        try:
+            while True:
+                left = t0 + self.opts.task_timeout + (caller.breaker.down_seconds() - paused0) - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                done, _ = await asyncio.wait({job}, timeout=left)
+                if done:
+                    return job.result()
+        finally:
+            if not job.done():
+                job.cancel()
+                with contextlib.suppress(BaseException):
+                    await job
+            elif not job.cancelled():
+                job.exception()  # mark it retrieved: the run reports the first failure, not asyncio
+
     async def _run_task(self, task: Task, caller: ModelCaller, ctx: ScoreContext) -> Record:
         t0 = time.time()
         ws = artifact_dir(self.run_dir, task.id)
-        if self.opts.resume and ws.exists():  # only a resumed run can meet a workspace already there
-            shutil.rmtree(ws)  # a partial workspace from a killed run
+        if ws.exists():
+            shutil.rmtree(ws)  # a partial workspace from a killed run, or from an errored attempt
         store = ArtifactStore(ws)
         toolbox = Toolbox(self.tools, store, task.id)
         model = self.model.for_task(task)
-        agent = self.bench.make_agent(self.settings, model, caller if model is self.model else model.generate)
+        calls = TaskCalls(caller if model is self.model else None, model.generate)
+        agent = self.bench.make_agent(self.settings, model, calls)
         error: str | None = None
         traj = Trajectory()
         try:
             inputs = register_inputs(task, self.loaded.root, toolbox)
-            traj = await asyncio.wait_for(agent.run(task, toolbox, inputs), self.opts.task_timeout)
+            traj = await self._within_deadline(agent.run(task, toolbox, inputs), caller)
         except TaskFailed as exc:
             traj, error = exc.trajectory, str(exc)
+        except TaskAbort as exc:  # e.g. a web replay without the recorded call: the task cannot go on
+            error = str(exc)
+            traj.artifacts = store.all()
         except TimeoutError:
             traj = Trajectory(stop_reason="time_limit", artifacts=store.all())
             error = f"time limit: task exceeded {self.opts.task_timeout:.0f} s"
-        except asyncio.CancelledError:
+        except InputImageError as exc:
+            error = f"input error: {exc}"
+        except (asyncio.CancelledError, RunAborted):
             raise
         except Exception as exc:  # a harness or tool bug must not end the run
+            if is_disk_full(exc):
+                raise disk_full(exc) from None
             error = f"harness error: {type(exc).__name__}: {exc}"
             traj.artifacts = store.all()
         finally:
             await toolbox.aclose()
+        traj.model_call_log = calls.log
+        traj.retries = sum(c.retries for c in calls.log)
+        self._check_disk(traj, error)
         score: Score | None = None
-        if error is None:
-            score, serr = await self._score(task, traj, ctx)
-            error = serr
+        extra = self.bench.record_extra(task)
+        if error is None and self.scorer is not None and not has_gold(task):
+            extra["unscored"] = "no gold answer"
+        elif error is None:
+            score, error = await self._score(task, traj, ctx)
         return Record(
             task_id=task.id, benchmark=self.bench.name, setting=self.setting_name, model=self.opts.model,
             tags=task.tags, trajectory=traj, score=score, error=error, started_at=t0,
-            duration_s=round(time.time() - t0, 4), extra=self.bench.record_extra(task),
+            duration_s=round(time.time() - t0, 4), extra=extra, task_hash=self.task_hashes.get(task.id),
         )
 
+    def _check_disk(self, traj: Trajectory, error: str | None) -> None:
+        """A task that met a full disk (in a tool, say) did not really finish: stop, do not record it."""
+        texts = [error or ""] + [c.error or "" for c in traj.tool_calls]
+        if any(mentions_disk_full(t) for t in texts) and not disk_has_room(self.run_dir):
+            raise disk_full(f"no space left in {self.run_dir}")
+
+    # ---- the run ------------------------------------------------------------------------------
     async def run(self) -> RunSummary:
-        done_ids = self._prepare_dir()
-        tasks = self.loaded.tasks[: self.opts.limit] if self.opts.limit else self.loaded.tasks
-        tasks = self.bench.tasks_for(self.setting_name, tasks)
-        todo = [t for t in tasks if t.id not in done_ids]
-        summary = RunSummary(run_dir=self.run_dir, total=len(tasks), skipped=len(tasks) - len(todo))
-        cache = ResponseCache(self.run_dir / CACHE) if self.opts.cache else None
+        self.task_hashes = await asyncio.to_thread(task_hashes, self.loaded.tasks, self.loaded.root)
+        identity = self.opts.identity(self.bench.name, self.setting_name, dataset_hash(self.task_hashes))
+        try:
+            lock, old = open_run_dir(self.run_dir, lambda: self._manifest(identity), self.opts.resume)
+        except OSError as exc:
+            if is_disk_full(exc):
+                raise RunStopped(str(disk_full(exc)), RunSummary(self.run_dir, len(self.loaded.tasks))) from None
+            raise RunError(f"cannot create the run directory {self.run_dir}: {exc}") from None
+        if old is None and self.opts.resume:
+            self._emit(f"note: {self.run_dir} held no run yet; started a new one")
+        try:
+            try:
+                plan = self._plan(old, identity)
+            except OSError as exc:
+                if is_disk_full(exc):
+                    raise RunStopped(str(disk_full(exc)), RunSummary(self.run_dir, len(self.loaded.tasks))) from None
+                raise
+            return await self._execute(plan)
+        finally:
+            lock.release()
+
+    def _open_cache(self) -> ResponseCache | None:
+        if not self.opts.cache:
+            return None
+        try:
+            return ResponseCache(self.run_dir / CACHE)
+        except (sqlite3.Error, OSError) as exc:
+            self._emit(f"warning: response cache off ({exc})")
+            return None
+
+    async def _execute(self, plan: _Plan) -> RunSummary:
+        summary, todo = plan.summary, plan.todo
+        cache = self._open_cache()
         caller = ModelCaller(self.model, max_connections=self.opts.max_connections, retries=self.opts.retries,
-                             backoff_base=self.opts.backoff_base, cache=cache)
+                             backoff_base=self.opts.backoff_base, cache=cache,
+                             max_retry_after=self.opts.max_retry_after, outage_timeout=self.opts.outage_timeout,
+                             on_event=self._emit)
         summary.stats = caller.stats
+        judge_caller: ModelCaller | None = None
         judge: Model | None = None
         if self.judge_model is not None:
-            judge = CallerModel(ModelCaller(self.judge_model, max_connections=self.opts.judge_concurrency,
-                                            retries=self.opts.retries, backoff_base=self.opts.backoff_base,
-                                            cache=cache))
+            judge_caller = ModelCaller(self.judge_model, max_connections=self.opts.judge_concurrency,
+                                       retries=self.opts.retries, backoff_base=self.opts.backoff_base, cache=cache,
+                                       max_retry_after=self.opts.max_retry_after,
+                                       outage_timeout=self.opts.outage_timeout, label="judge endpoint",
+                                       on_event=self._emit)
+            judge = CallerModel(judge_caller)
         ctx = ScoreContext(judge=judge)
         if self.uses_sandbox:
             _size_sandbox(min(self.opts.concurrency, max(1, len(todo))))
-        if not done_ids:
-            specs = [t.spec() for t in self.tools]
-            write_manifest(self.run_dir, self._manifest(specs, isolation(self.uses_sandbox)))
-        writer = RecordWriter(self.run_dir)
+        try:
+            web = self._open_web(cache) if self.uses_web else None
+        except RunError:
+            await self._close(cache, caller, judge_caller)
+            raise
+        if web is not None and plan.new_run:
+            self._record_backend("web", web.describe())
+        try:
+            writer = RecordWriter(self.run_dir)
+        except OSError as exc:
+            if web is not None:
+                await web.aclose()
+            await self._close(cache, caller, judge_caller)
+            if is_disk_full(exc):
+                raise RunStopped(str(disk_full(exc)), summary) from None
+            raise
         queue: asyncio.Queue[Task] = asyncio.Queue()
         for t in todo:
             queue.put_nowait(t)
 
+        def check_writer() -> None:
+            if writer.error is not None:
+                raise disk_full(writer.error) if is_disk_full(writer.error) else RunAborted(
+                    f"cannot write records to {writer.path}: {writer.error}")
+
         async def worker() -> None:
             while True:
+                check_writer()
                 try:
                     task = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
                 rec = await self._run_task(task, caller, ctx)
-                writer.write(rec)
-                summary.done += 1
-                summary.tool_calls += len(rec.trajectory.tool_calls)
-                summary.tokens += rec.trajectory.usage.total_tokens
-                if rec.error:
-                    # lazy: the metrics module's models cost ~0.1 s of every start-up
-                    from toolsight.metrics.compute import error_kind
-
-                    summary.errors[error_kind(rec.error)] += 1
-                elif rec.score is not None and rec.score.error is None:
-                    summary.scored += 1
-                    summary.score_sum += rec.score.value
-                    summary.passed += int(bool(rec.score.passed))
+                check_writer()
+                try:
+                    writer.write(rec)
+                except OSError:  # the writer thread failed just now
+                    check_writer()
+                    raise
+                self._count(summary, rec)
                 if self.on_progress:
                     self.on_progress(summary, caller.stats)
 
+        stop: RunAborted | None = None
+        n = max(1, min(self.opts.concurrency, len(todo) or 1))
+        with contextlib.ExitStack() as stack:
+            if web is not None:  # the tasks' tools find the run's web session through a context variable
+                from toolsight.web import use_session
+
+                stack.enter_context(use_session(web))
+            workers = [asyncio.create_task(worker(), name=f"toolsight-worker-{i}") for i in range(n)]
         try:
-            n = max(1, min(self.opts.concurrency, len(todo) or 1))
-            await asyncio.gather(*(worker() for _ in range(n)))
+            stop = await _first_failure(workers)
         except asyncio.CancelledError:
             summary.interrupted = True
             raise
         finally:
-            writer.close()
-            if cache is not None:
-                cache.close()
-            for m in (self.model, self.judge_model):
-                if m is not None:
-                    with contextlib.suppress(Exception):
-                        await m.aclose()
+            if web is not None:
+                await web.aclose()
+            try:
+                writer.close()
+            except OSError as exc:
+                stop = stop or (disk_full(exc) if is_disk_full(exc) else RunAborted(str(exc)))
+            summary.outage_s = caller.breaker.outage_s
+            await self._close(cache, caller, judge_caller)
+        if stop is not None:
+            summary.stopped = str(stop)
+            raise RunStopped(str(stop), summary)
         return summary
+
+    @staticmethod
+    def _count(summary: RunSummary, rec: Record) -> None:
+        summary.done += 1
+        summary.tool_calls += len(rec.trajectory.tool_calls)
+        summary.tokens += rec.trajectory.usage.total_tokens
+        if rec.error:
+            # lazy: the metrics module's models cost ~0.1 s of every start-up
+            from toolsight.metrics.compute import error_kind
+
+            summary.errors[error_kind(rec.error)] += 1
+        elif rec.score is None and rec.extra.get("unscored"):
+            summary.unscored += 1
+        elif rec.score is not None and rec.score.error is None:
+            summary.scored += 1
+            summary.score_sum += rec.score.value
+            summary.passed += int(bool(rec.score.passed))
+
+    async def _close(self, cache: ResponseCache | None, *callers: ModelCaller | None) -> None:
+        for c in callers:
+            if c is not None:
+                await c.aclose()
+        if cache is not None:
+            cache.close()
+            if cache.broken:
+                self._emit(f"warning: the response cache was switched off during the run ({cache.broken})")
+        for m in (self.model, self.judge_model, self.summarizer):
+            if m is not None:
+                with contextlib.suppress(Exception):
+                    await m.aclose()
+
+    def _record_backend(self, name: str, info: dict[str, Any]) -> None:
+        """Add which backend an interface runs on to a new run's manifest (written atomically)."""
+        from toolsight.log.files import read_manifest, write_manifest
+
+        manifest = read_manifest(self.run_dir)
+        manifest.backends[name] = info
+        write_manifest(self.run_dir, manifest)
+
+    def _open_web(self, cache: ResponseCache | None) -> Any:
+        """The run's web session (started), recording into the run directory."""
+        from toolsight.web import Limits, WebError, open_session
+        from toolsight.web.summarise import model_completer
+
+        complete = None
+        if self.summarizer is not None:
+            caller = ModelCaller(self.summarizer, max_connections=self.opts.judge_concurrency,
+                                 retries=self.opts.retries, backoff_base=self.opts.backoff_base, cache=cache,
+                                 max_retry_after=self.opts.max_retry_after, outage_timeout=self.opts.outage_timeout,
+                                 label="summary model endpoint", on_event=self._emit)
+            complete = model_completer(self.summarizer, generate=caller)
+        limits = Limits(max_requests=self.opts.web_budget) if self.opts.web_budget else Limits()
+        try:
+            session = open_session(self.opts.web, self.run_dir, default_corpus=self.loaded.web_corpus,
+                                   summarizer=complete, summarizer_name=self.opts.summary_model, limits=limits)
+            return session.start()
+        except WebError as exc:
+            raise RunError(str(exc)) from None
+
+
+async def _first_failure(workers: list[asyncio.Task[None]]) -> RunAborted | None:
+    """Wait for every worker; the first that fails stops the others. A RunAborted is returned (the
+    run stops, records kept); any other exception is a bug and propagates."""
+    try:
+        done, pending = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+    except asyncio.CancelledError:
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
+    for w in pending:
+        w.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    failures = [e for e in (w.exception() for w in done) if e is not None]  # retrieve every one
+    stops = [e for e in failures if isinstance(e, RunAborted)]
+    for exc in failures:
+        if not isinstance(exc, RunAborted):
+            raise exc
+    return stops[0] if stops else None
 
 
 def _backends(tools: list[Any]) -> dict[str, Any]:

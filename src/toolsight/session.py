@@ -1,7 +1,9 @@
-"""Glue for the CLI: build the model, benchmark and runner for `run`; re-score for `score`.
+"""Glue for the CLI: build the model, benchmark and runner for `run` and `retry`; re-score for `score`.
 
-Shows a rich progress bar (done/total, errors, retries in progress, tokens), turns Ctrl-C into a
-clean stop with a one-line resume hint, and prints the summary line and report tables.
+Shows a rich progress bar (done/total, errors, retries in progress, tokens, an outage status),
+turns Ctrl-C and a stopped run (outage, credentials, full disk) into a clean stop with a one-line
+resume hint, and prints the summary line and report tables. The summary's `exit_code` is the
+process exit code (README: exit codes).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.models.base import Model
 from toolsight.retry import CallStats
-from toolsight.runner import Runner, RunOptions, RunSummary, load_for_run
+from toolsight.runner import RunError, Runner, RunOptions, RunStopped, RunSummary, load_for_run
 
 err = Console(stderr=True)
 
@@ -31,6 +33,8 @@ def make_model(spec: str, base_url: str | None = None) -> Model:
 
 def _resume_hint(opts: RunOptions, run_dir: Path) -> str:
     argv = [a for a in sys.argv[1:] if a not in ("--resume",)]
+    if argv[:1] == ["retry"]:
+        return "toolsight " + " ".join(shlex.quote(a) for a in argv)
     if "--out" not in argv:
         argv += ["--out", str(run_dir)]
     return "toolsight " + " ".join(shlex.quote(a) for a in argv) + " --resume"
@@ -47,6 +51,30 @@ def load_demo_prompts(path: str | None) -> None:
         load(path)
     except ValueError as exc:
         raise RunError(f"--demo-prompts: {exc}") from None
+def retry_options(run_dir: Path, overrides: dict[str, Any]) -> RunOptions:
+    """The options a run was made with (from its manifest), to resume it and re-run its errors."""
+    from toolsight.benchmarks.registry import benchmark_names
+    from toolsight.log.files import read_manifest
+
+    manifest = read_manifest(run_dir)
+    base = dict(manifest.options)
+    if not base:
+        raise RunError(f"{run_dir}/manifest.json holds no run options; resume with `toolsight run ... --resume`")
+    # the run may have been started from another folder: where a recorded relative path does not
+    # resolve from here, use the absolute dataset path the manifest recorded
+    data_path = manifest.dataset.path
+    if data_path and Path(data_path).is_dir():
+        if base.get("data") and not Path(str(base["data"])).exists():
+            base["data"] = data_path
+        elif not base.get("data") and base.get("benchmark") not in benchmark_names() \
+                and not Path(str(base.get("benchmark"))).is_dir():
+            base["benchmark"] = data_path
+    base.update({"out": str(run_dir), "resume": True, "force": False, "retry_errors": True})
+    base.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return RunOptions.model_validate(base)
+    except ValueError as exc:
+        raise RunError(f"{run_dir}/manifest.json: its options cannot be used by this toolsight ({exc})") from None
 
 
 def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
@@ -56,6 +84,7 @@ def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
     loaded = load_for_run(bench, opts.data)
     model = make_model(opts.model, opts.base_url)
     judge = make_model(opts.judge, opts.judge_base_url) if opts.judge else None
+    summarizer = make_model(opts.summary_model, opts.base_url) if opts.summary_model else None
     for note in loaded.notes:
         err.print(f"note: {note}", highlight=False)
 
@@ -70,7 +99,14 @@ def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
         progress.update(tid, completed=s.done + s.skipped, total=s.total,
                         status=f"errors {errs} · retrying {st.retrying_now} · tokens {s.tokens}")
 
-    runner = Runner(opts, bench, loaded, model, judge=judge, on_progress=on_progress)
+    def on_event(text: str) -> None:
+        # the periodic "unreachable for N s, retrying in M s" line is a status on a terminal, a log line elsewhere
+        progress.update(tid, status=text)
+        if not err.is_terminal or ", retrying in " not in text:
+            err.print(text, highlight=False, soft_wrap=True)
+
+    runner = Runner(opts, bench, loaded, model, judge=judge, on_progress=on_progress, on_event=on_event,
+                    summarizer=summarizer)
     err.print(f"run directory: {runner.run_dir}", highlight=False)
     summary: RunSummary | None = None
     try:
@@ -84,9 +120,18 @@ def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
         )
         s = RunSummary(run_dir=runner.run_dir, total=len(loaded.tasks), interrupted=True)
         return s
+    except RunStopped as exc:
+        err.print(exc.summary.line(), highlight=False, soft_wrap=True)
+        err.print(
+            f"[bold red]stopped[/]: {exc}. Finished records are kept in {runner.run_dir}; "
+            f"resume with: {_resume_hint(opts, runner.run_dir)}",
+            highlight=False, soft_wrap=True,
+        )
+        exc.summary.stopped = str(exc)
+        return exc.summary
     finally:
         _shutdown_tools()
-    err.print(summary.line(), highlight=False)
+    err.print(summary.line(), highlight=False, soft_wrap=True)
     if show_report:
         _print_report(runner.run_dir)
     return summary

@@ -1,16 +1,22 @@
 """The run directory (layer 5): manifest.json, append-only records.jsonl, artifacts/, cache.sqlite.
 
 A run can be killed at any moment: each record is one line appended and fsynced, so a resumed run
-reads back exactly the tasks that finished (a torn last line is ignored and re-run).
+reads back exactly the tasks that finished (a torn last line is ignored and re-run). The writer
+can never take the run down: a record that cannot be encoded (a lone surrogate from a child
+process, a file name that is not UTF-8) is stored with those characters replaced, and if even
+that fails, as that task's error record.
 """
 
 from __future__ import annotations
 
+import errno
+import json
 import os
 import queue
 import re
 import threading
 from pathlib import Path
+from typing import Any
 
 from toolsight.log.files import (  # re-exported: the run log's readers live in toolsight.log
     MANIFEST as MANIFEST,
@@ -48,6 +54,40 @@ def artifact_path(run_dir: Path, task_id: str, file: str) -> Path:
     return artifact_dir(run_dir, task_id) / file
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(value: Any) -> Any:
+    """`value` with every lone surrogate (not encodable as UTF-8) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_clean(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def record_line(record: Record) -> str:
+    """One JSON line for `record` that is always valid UTF-8 (see the module docstring)."""
+    try:
+        line = record.model_dump_json()
+        line.encode("utf-8")
+        return line
+    except (ValueError, UnicodeError):  # pydantic reports unencodable text as a ValueError
+        pass
+    try:
+        return json.dumps(_clean(record.model_dump(mode="json")), ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        why = f"{type(exc).__name__}: {exc}"
+    fallback = Record(
+        task_id=_clean(record.task_id), benchmark=record.benchmark, setting=record.setting, model=record.model,
+        tags=_clean(record.tags), started_at=record.started_at, duration_s=record.duration_s,
+        task_hash=record.task_hash, error=_clean(f"harness error: the record could not be stored ({why})"),
+    )
+    return fallback.model_dump_json()
+
+
 class RecordWriter:
     """Appends records to records.jsonl from a writer thread with group commit.
 
@@ -61,9 +101,9 @@ class RecordWriter:
         run_dir.mkdir(parents=True, exist_ok=True)
         self.path = run_dir / file
         self._repair_tail()
-        self._fh = self.path.open("a", encoding="utf-8")
-        self._queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
-        self._error: BaseException | None = None
+        self._fh = self.path.open("ab")
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="toolsight-records", daemon=True)
         self._thread.start()
 
@@ -95,24 +135,73 @@ class RecordWriter:
             if not lines:
                 continue
             try:
-                self._fh.write("".join(line + "\n" for line in lines))
+                self._fh.write(b"".join(lines))
                 self._fh.flush()
                 os.fsync(self._fh.fileno())
-            except BaseException as exc:  # surfaced by close()
-                self._error = exc
+            except BaseException as exc:  # e.g. ENOSPC: the runner checks `error` and stops the run
+                self.error = exc
                 return
 
     def write(self, record: Record) -> None:
-        self.write_line(record.model_dump_json())
+        self.write_line(record_line(record))
 
     def write_line(self, line: str) -> None:
-        if self._error is not None:
-            raise OSError(f"cannot write {self.path}: {self._error}")
-        self._queue.put(line)
+        if self.error is not None:
+            raise self._failure()
+        self._queue.put(line.encode("utf-8", "replace") + b"\n")
+
+    def _failure(self) -> OSError:
+        err = self.error
+        if isinstance(err, OSError):
+            return OSError(err.errno, f"cannot write {self.path}: {err.strerror or err}")
+        return OSError(f"cannot write {self.path}: {err}")
 
     def close(self) -> None:
         self._queue.put(None)
         self._thread.join()
-        self._fh.close()
-        if self._error is not None:
-            raise OSError(f"cannot write {self.path}: {self._error}")
+        try:
+            self._fh.close()
+        except OSError as exc:  # the buffer is empty after each batch; a failed batch is already in `error`
+            self.error = self.error or exc
+        if self.error is not None:
+            raise self._failure()
+
+
+# ---- disk full ------------------------------------------------------------------------------------
+
+_DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+_DISK_FULL_TEXT = ("no space left on device", "disk quota exceeded", "database or disk is full", "[errno 28]")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True when `exc` (or what caused it) says the disk or quota is full."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, OSError) and cur.errno in _DISK_FULL_ERRNOS:
+            return True
+        if any(t in str(cur).lower() for t in _DISK_FULL_TEXT):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def mentions_disk_full(text: str) -> bool:
+    low = text.lower()
+    return any(t in low for t in _DISK_FULL_TEXT)
+
+
+def disk_has_room(run_dir: Path, size: int = 64 * 1024) -> bool:
+    """Whether `size` bytes can still be written (and fsynced) in the run directory."""
+    probe = run_dir / f".space-probe-{os.getpid()}"
+    try:
+        with probe.open("wb") as fh:
+            fh.write(b"\0" * size)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        return exc.errno not in _DISK_FULL_ERRNOS
+    finally:
+        probe.unlink(missing_ok=True)
+    return True

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from enginekit import write_png
+from enginekit import write_png, write_png_bomb
 
 
 @pytest.fixture
@@ -24,3 +24,11 @@ def dataset(tmp_path: Path) -> Path:
         })
     (root / "tasks.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     return root
+
+
+@pytest.fixture(scope="session")
+def png_bomb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 50000x50000 PNG of ~300 KB (made once per session: compressing 300 MB of zeros takes seconds)."""
+    path = tmp_path_factory.mktemp("bomb") / "bomb.png"
+    write_png_bomb(path)
+    return path

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolCall, Usage
 from toolsight.tools.base import ToolSpec
 
-Step = Callable[[list[Message], list[ToolSpec]], ModelOutput]
+Step = Callable[[list[Message], list[ToolSpec]], Any]  # policies return ModelOutput (some are typed `object`)
 
 
 class StepModel(Model):
@@ -28,7 +29,8 @@ class StepModel(Model):
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         self.seen.append(messages)
-        return self.policy(messages, tools)
+        out: ModelOutput = self.policy(messages, tools)
+        return out
 
 
 def say(text: str) -> ModelOutput:
@@ -49,3 +51,27 @@ def write_png(path: Path, w: int = 64, h: int = 48, value: int = 0) -> None:
     cv2.imwrite(str(path), img)
 
 
+
+
+def imread(path: Path | str) -> np.ndarray:
+    """`cv2.imread` that fails the test (instead of returning None) when the file cannot be read."""
+    img = cv2.imread(str(path))
+    assert img is not None, f"cannot read image {path}"
+    return img
+def write_png_bomb(path: Path, width: int = 50_000, height: int = 50_000, level: int = 9) -> None:
+    """A real decompression bomb: a valid 1-bit PNG of width x height (2.5 Gpx by default) whose
+    all-zero pixels compress to a few hundred KB. Decoding it would take gigabytes."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    comp = zlib.compressobj(level)
+    row = b"\0" * (1 + (width + 7) // 8)  # filter byte + packed 1-bit pixels
+    parts = [comp.compress(row * 1000) for _ in range(height // 1000)]
+    parts.append(comp.compress(row * (height % 1000)))
+    parts.append(comp.flush())
+    ihdr = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", b"".join(parts)) + chunk(b"IEND", b""))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -25,7 +24,7 @@ def test_validate_good_and_bad(dataset: Path, tmp_path: Path) -> None:
     assert ok.returncode == 0 and "6 task(s), no problems" in ok.stdout
     (dataset / "tasks.jsonl").write_text('{"id": "x", "turns": [{"prompt": "p", "images": [{"path": "nope.png"}]}]}\n{bad\n')
     bad = ts("validate", str(dataset))
-    assert bad.returncode == 1
+    assert bad.returncode == 1  # validate: 1 = problems found
     assert "tasks.jsonl:1: turns[0].images[0].path: image file not found" in bad.stdout
     assert "tasks.jsonl:2: (json): not valid JSON" in bad.stdout
     assert "Traceback" not in bad.stdout + bad.stderr
@@ -62,14 +61,14 @@ def test_list_commands(dataset: Path) -> None:
     assert r.returncode == 0 and "crop" in r.stdout
 
 
-def test_cli_run_against_unreachable_server_records_errors(dataset: Path, tmp_path: Path) -> None:
+def test_cli_run_against_an_unreachable_server_stops_without_failing_tasks(dataset: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     r = ts("run", str(dataset), "--model", "openai/x", "--base-url", "http://127.0.0.1:9/v1", "--out", str(out),
-           "--retries", "0", "--limit", "2", "--no-report")
-    assert r.returncode == 0, r.stderr
-    lines = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
-    assert len(lines) == 2 and all(x["error"] for x in lines)
-    assert "2 error(s)" in r.stderr
+           "--retries", "0", "--limit", "2", "--no-report", "--outage-timeout", "1", "--backoff-base", "0.1")
+    assert r.returncode == 4, r.stderr
+    assert (out / "records.jsonl").read_text() == ""  # the tasks did not fail: the endpoint was down
+    assert "stopped: model endpoint unreachable" in r.stderr and "--resume" in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 def test_generate_then_validate(tmp_path: Path) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
-from enginekit import write_png
+from enginekit import write_png, write_png_bomb
 
 from toolsight.tasks import DatasetError, Rubric, Task, load_dataset, validate_dataset
 
@@ -65,3 +66,74 @@ def test_missing_folder_and_file(tmp_path: Path) -> None:
 def test_task_tags_coerced_to_strings() -> None:
     t = Task.model_validate({"id": "x", "turns": [{"prompt": "p"}], "tags": {"difficulty": 3}})
     assert t.tags["difficulty"] == "3"
+
+
+def _one_task(root: Path, image: str = "img.png", line: str | None = None) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    text = line if line is not None else json.dumps(
+        {"id": "x", "turns": [{"prompt": "p", "images": [{"path": image}], "answer": "A"}]})
+    (root / "tasks.jsonl").write_text(text + "\n")
+    return root
+
+
+def test_a_decompression_bomb_is_a_problem_not_a_crash(tmp_path: Path, png_bomb: Path) -> None:
+    root = _one_task(tmp_path / "ds")
+    shutil.copyfile(png_bomb, root / "img.png")
+    assert (root / "img.png").stat().st_size < 1_000_000
+    problems = [str(p) for p in validate_dataset(root)]
+    assert len(problems) == 1
+    assert problems[0].startswith("tasks.jsonl:1: turns[0].images[0].path: image is over the 64 Mpx limit "
+                                  "(a decompression bomb?)")
+    # just over the limit (72 Mpx), where Pillow on its own only warns
+    write_png_bomb(root / "img.png", 9000, 8000, level=1)
+    problems = [str(p) for p in validate_dataset(root)]
+    assert len(problems) == 1 and "image is over the 64 Mpx limit" in problems[0]
+    write_png_bomb(root / "img.png", 8000, 8000, level=1)  # 64 Mpx: at the limit, accepted
+    assert validate_dataset(root) == []
+
+
+def test_text_that_is_not_utf8_is_reported_with_its_line(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    write_png(root / "img.png")
+    good = json.dumps({"id": "a", "turns": [{"prompt": "p", "images": [{"path": "img.png"}]}]}).encode()
+    bad = b'{"id": "b", "turns": [{"prompt": "caf\xe9"}]}'
+    lone = json.dumps({"id": "c", "turns": [{"prompt": "x\\ud800y"}]}).replace("\\\\", "\\").encode()
+    (root / "tasks.jsonl").write_bytes(good + b"\n" + bad + b"\n" + lone + b"\n")
+    problems = [str(p) for p in validate_dataset(root)]
+    assert problems[0] == ("tasks.jsonl:2: (encoding): byte 0xe9 at column 38 is not valid UTF-8; "
+                           "save the file as UTF-8")
+    assert problems[1].startswith("tasks.jsonl:3: (text): holds an unpaired surrogate escape")
+    assert len(problems) == 2
+    with pytest.raises(DatasetError):  # `run` loads with the same checks: never silently replaced
+        load_dataset(root)
+
+
+def test_a_symlink_leaving_the_dataset_is_refused(tmp_path: Path) -> None:
+    root = _one_task(tmp_path / "ds")
+    write_png(tmp_path / "outside.png")
+    (root / "img.png").symlink_to(tmp_path / "outside.png")
+    problems = [str(p) for p in validate_dataset(root)]
+    assert len(problems) == 1 and "is a symlink to" in problems[0] and "outside the dataset folder" in problems[0]
+
+
+def test_a_truncated_image_is_unreadable(tmp_path: Path) -> None:
+    root = _one_task(tmp_path / "ds")
+    write_png(tmp_path / "whole.png", 200, 200)
+    data = (tmp_path / "whole.png").read_bytes()
+    (root / "img.png").write_bytes(data[: len(data) // 2])
+    problems = [str(p) for p in validate_dataset(root)]
+    assert len(problems) == 1 and problems[0].startswith("tasks.jsonl:1: turns[0].images[0].path: not a readable image")
+
+
+def test_task_hashes_follow_content_not_paths(dataset: Path, tmp_path: Path) -> None:
+    from toolsight.tasks.dataset import dataset_hash, task_hashes
+
+    ds = load_dataset(dataset)
+    h1 = task_hashes(ds.tasks, dataset)
+    moved = tmp_path / "moved"
+    dataset.rename(moved)
+    h2 = task_hashes(load_dataset(moved).tasks, moved)
+    assert h1 == h2 and len(set(h1.values())) == 6
+    write_png(moved / "images" / "a.png", value=99)  # same name, other pixels: every task shows it
+    h3 = task_hashes(load_dataset(moved).tasks, moved)
+    assert all(h3[k] != h1[k] for k in h1) and dataset_hash(h3) != dataset_hash(h1)

@@ -40,6 +40,9 @@ def test_starter_suite_with_the_reference_agent(tmp_path: Path) -> None:
     phys = [x for x in recs if str(x["task_id"]).startswith("phystool-")]
     assert len(phys) == 4 and all({c["name"] for c in x["trajectory"]["tool_calls"]} >= {"detect_and_crop_objects"}
                                   for x in phys)
+    vtb = [x for x in recs if x["benchmark"] == "starter" and str(x["task_id"]).startswith("vtb-gen-")]
+    assert len(vtb) == 4 and sum(1 for x in vtb if len(x["trajectory"]["turns"]) == 2) == 2
+    assert all(x["score"]["scorer"] == "visualtoolbench" and x["score"]["passed"] for x in vtb)
     assert "Score %" in r.stdout and "Tool use" in r.stdout and "trace viewer:" in r.stdout
     man = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert man["isolation"].get("sandbox") == "fork-server"
@@ -52,13 +55,13 @@ def test_tir_bench_official_format_against_scripted_server(tmp_path: Path) -> No
     export_official(tasks, gen, official)
     assert (official / "TIR-Bench.json").is_file()
     code = "import os\nprint(sorted(f for f in os.listdir('.') if f.endswith('.png')))"
-    # official prompts carry no task marker: with one task in flight the default list plays in order
+    # official prompts carry no task marker: the runner names each task in the X-Toolsight-Task header
     loaded = json.loads((official / "TIR-Bench.json").read_text())
-    steps: list[dict[str, object]] = []
+    per_task: dict[str, list[dict[str, object]]] = {}
     for rec in loaded:
-        steps += [{"tool_calls": [{"name": "python_interpreter", "arguments": {"code": code}}]},
-                  {"text": f"The differing patches are {rec['answer']}"}]
-    script = Script.model_validate({"steps": steps})
+        per_task[f"tir-{rec['id']}"] = [{"tool_calls": [{"name": "python_interpreter", "arguments": {"code": code}}]},
+                                        {"text": f"The differing patches are {rec['answer']}"}]
+    script = Script.model_validate({"steps": [{"text": "no script for this task"}], "tasks": per_task})
     with ScriptedServer(script) as srv:
         r = _ts(tmp_path, "run", "tir-bench", "--data", str(official), "--model", "openai/test-model",
                 "--base-url", srv.openai_base_url, "--setting", "code", "--out", str(tmp_path / "run"),

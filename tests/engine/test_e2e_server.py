@@ -1,7 +1,8 @@
 """End to end: `toolsight run` (a real subprocess) against the scripted OpenAI-compatible server.
 
 Faults the server injects become retries or error records, never a crashed run; a run killed
-with SIGKILL at a random point resumes with every task exactly once and finished records unchanged.
+with SIGKILL at random moments (start-up included) resumes with every task exactly once and
+finished records unchanged.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from enginekit import write_png
 
+from toolsight.log.files import read_manifest
 from toolsight.models.scripted.script import Script, Step
 from toolsight.models.scripted.server import ScriptedServer
 
@@ -72,7 +75,7 @@ def test_faults_become_retries_or_error_records(tmp_path: Path) -> None:
             capture_output=True, text=True, env=_env(), timeout=180,
         )
         requests = list(srv.requests)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 3, r.stderr  # t7 ended in error: the run finished, with errors
     recs = {str(x["task_id"]): x for x in _records(run)}
     assert sorted(recs) == [f"t{i}" for i in range(9)]
     ok = {k for k, v in recs.items() if v["error"] is None}
@@ -96,35 +99,80 @@ def test_faults_become_retries_or_error_records(tmp_path: Path) -> None:
     assert "1 error(s)" in r.stderr and "retries" in r.stderr
 
 
-def test_sigkill_then_resume_runs_every_task_exactly_once(tmp_path: Path) -> None:
+def _chaos_seed() -> int:
+    """TOOLSIGHT_CHAOS_SEED reproduces a failure; otherwise a fresh seed, printed with the result."""
+    raw = os.environ.get("TOOLSIGHT_CHAOS_SEED")
+    return int(raw) if raw else random.SystemRandom().randrange(2**32)
+
+
+def _wait(cond: Callable[[], bool], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond() and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def _lines(run: Path) -> int:
+    try:
+        return (run / "records.jsonl").read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def test_chaos_sigkill_at_random_moments_then_resume_until_done(tmp_path: Path) -> None:
+    """SIGKILL `toolsight run` at random moments — start-up included (before and while the run
+    directory is created) — and resume until it finishes: at every instant the directory is absent
+    or resumable, finished records are never changed, every task ends with exactly one record."""
+    seed = _chaos_seed()
+    rng = random.Random(seed)
+    print(f"\nchaos seed {seed} (reproduce with TOOLSIGHT_CHAOS_SEED={seed})")
     n = 40
     ds = _dataset(tmp_path / "ds", n)
-    script = Script(steps=[Step(text="<answer>A</answer>", seconds=0.08)])
+    script = Script(steps=[Step(text="<answer>A</answer>", seconds=0.06)])
     run = tmp_path / "run"
-    args = ["run", str(ds), "--model", "openai/test", "--out", str(run), "--concurrency", "4", "--no-report"]
+    kills = 0
+    phases: dict[str, int] = {}
+    kept = b""
     with ScriptedServer(script, record=False) as srv:
-        argv = _cli(*args, "--base-url", srv.openai_base_url)
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
-        target = random.Random(os.getpid()).randint(5, 25)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            p = run / "records.jsonl"
-            if p.exists() and p.read_text().count("\n") >= target:
-                break
-            time.sleep(0.01)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-        before = (run / "records.jsonl").read_bytes()
-        done_before = before.count(b"\n")
-        assert 0 < done_before < n
-        r = subprocess.run([*argv, "--resume"], capture_output=True, text=True, env=_env(), timeout=120)
+        argv = _cli("run", str(ds), "--model", "openai/test", "--out", str(run), "--concurrency", "4",
+                    "--no-report", "--base-url", srv.openai_base_url)
+        for round_no in range(12):
+            resume = ["--resume"] if run.exists() else []
+            proc = subprocess.Popen([*argv, *resume], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    env=_env())
+            if round_no < 3:  # start-up: imports, loading the dataset, hashing it
+                time.sleep(rng.uniform(0.0, 0.8))
+            elif round_no == 3:  # while the directory is being created (a hidden sibling), or just after
+                _wait(lambda: any(tmp_path.glob(".run.creating-*")) or run.exists() or proc.poll() is not None)  # noqa: B023 - called at once
+            elif round_no == 4:  # the instant the directory appears
+                _wait(lambda: run.exists() or proc.poll() is not None)  # noqa: B023 - called at once
+            else:  # mid-run: after a few more records, at a random instant
+                target = len(kept.splitlines()) + rng.randint(1, 5)
+                _wait(lambda: _lines(run) >= target or proc.poll() is not None)  # noqa: B023 - called at once
+                time.sleep(rng.uniform(0.0, 0.2))
+            if proc.poll() is not None:
+                break  # it finished before the kill
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(10)
+            kills += 1
+            phase = "no directory" if not run.exists() else (
+                "no new record" if _lines(run) == len(kept.splitlines()) else "mid-run")
+            phases[phase] = phases.get(phase, 0) + 1
+            # absent or resumable: a directory that exists has a manifest that reads
+            assert not run.exists() or read_manifest(run).config_hash
+            now = (run / "records.jsonl").read_bytes() if (run / "records.jsonl").exists() else b""
+            assert now.startswith(kept), "a finished record changed"
+            kept = now[: now.rfind(b"\n") + 1]
+        r = subprocess.run([*argv, *(["--resume"] if run.exists() else [])], capture_output=True, text=True,
+                           env=_env(), timeout=180)
     assert r.returncode == 0, r.stderr
     after = (run / "records.jsonl").read_bytes()
-    complete = before[: before.rfind(b"\n") + 1]
-    assert after.startswith(complete)  # finished records unchanged
-    ids = [str(x["task_id"]) for x in _records(run)]
+    assert after.startswith(kept)  # finished records byte-identical
+    recs = _records(run)
+    ids = [str(x["task_id"]) for x in recs]
     assert sorted(ids) == sorted(f"t{i}" for i in range(n))  # every task exactly once
-    assert f"{done_before} already finished" in r.stderr
+    assert all(x["error"] is None for x in recs)
+    print(f"chaos: {kills} SIGKILLs (by what the kill left: {phases}), "
+          f"{len(kept.splitlines())} records kept across them, all {n} tasks exactly once")
 
 
 def test_ctrl_c_stops_cleanly_with_a_resume_hint(tmp_path: Path) -> None:
@@ -134,7 +182,10 @@ def test_ctrl_c_stops_cleanly_with_a_resume_hint(tmp_path: Path) -> None:
     with ScriptedServer(script, record=False) as srv:
         argv = _cli("run", str(ds), "--model", "openai/test", "--base-url", srv.openai_base_url, "--out", str(run),
                     "--concurrency", "2", "--no-report")
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+        # a shell that starts pytest in the background ignores SIGINT and children inherit that: give
+        # the child the default disposition so Python installs its Ctrl-C handler
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             p = run / "records.jsonl"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from enginekit import StepModel, call, say
+from enginekit import StepModel, call, imread, say
 
 from toolsight.agents.loop import Agent, register_inputs
 from toolsight.agents.settings import AgentSettings
@@ -55,7 +55,7 @@ def _last_image(msgs: list[Message]) -> str:
         found = IMG.findall(m.text) + [p.artifact_id or "" for p in m.images]
         found = [f for f in found if f]
         if found:
-            return found[-1]
+            return str(found[-1])
     raise AssertionError("no image id in the conversation")
 
 
@@ -111,7 +111,7 @@ def test_python_image_processing_crop_rotate_is_seen(tmp_path: Path) -> None:
     assert produced is not None and (produced.width, produced.height) == (150, 100)
     src = next(a for a in box.store.all() if a.source == "input")
     assert produced.parents == (src.id,)
-    expected = np.rot90(cv2.imread(str(box.store.path(src)))[0:150, 0:100])
-    assert np.array_equal(cv2.imread(str(box.store.path(produced))), expected)
+    expected = np.rot90(imread(box.store.path(src))[0:150, 0:100])
+    assert np.array_equal(imread(box.store.path(produced)), expected)
     assert traj.turns[0].answer == "1 image"  # type: ignore[attr-defined]
     assert model.seen[1][-1].images[0].artifact_id == produced.id

@@ -12,7 +12,7 @@ from PIL import Image
 
 from toolsight.agents.images import fit_pixels
 from toolsight.log.messages import ImagePart, _B64Cache
-from toolsight.tools.base import image_size
+from toolsight.tools.artifacts import image_size
 from toolsight.tools.crop import crop
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 
 from enginekit import StepModel, call, say, write_png
 
 from toolsight.agents.loop import Agent, register_inputs
 from toolsight.agents.settings import AgentSettings
-from toolsight.models.base import ImagePart, Message
+from toolsight.models.base import ImagePart, Message, ModelOutput
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec
 from toolsight.tools.crop import crop
@@ -172,7 +173,11 @@ def test_text_protocol(tmp_path: Path) -> None:
 def test_multi_turn_history_model_vs_gold(tmp_path: Path) -> None:
     for history, expect in (("model", "my answer 0"), ("gold", "gold0")):
         counter = iter(range(10))
-        model = StepModel(lambda m, t, c=counter: say(f"my answer {next(c)}"))
+
+        def answer(m: list[Message], t: list[ToolSpec], c: Iterator[int] = counter) -> ModelOutput:
+            return say(f"my answer {next(c)}")
+
+        model = StepModel(answer)
         traj, _ = _run(tmp_path / history, model, AgentSettings(history=history), turns=2)  # type: ignore[arg-type]
         assert len(traj.turns) == 2
         second = model.seen[1]

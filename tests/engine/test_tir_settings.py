@@ -7,6 +7,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from enginekit import imread
 
 from toolsight.benchmarks.tir import tir_settings
 from toolsight.tools.base import ArtifactStore, Toolbox
@@ -36,7 +37,7 @@ def test_rotate_image_turns_the_original_clockwise(tmp_path: Path) -> None:
     box = Toolbox([rotate_image], store)
     r = asyncio.run(box.call("rotate_image", {"degrees": 90}))
     assert r.ok and r.artifacts[0].parents == (src.id,)
-    out = cv2.imread(str(store.path(r.artifacts[0])))
+    out = imread(store.path(r.artifacts[0]))
     assert out.shape[:2] == (60, 40)
     assert out[2:8, 32:38].mean() > 200  # clockwise: the top-left block moves to the top-right
     assert out[2:8, 2:8].mean() < 20

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from enginekit import write_png
+from enginekit import imread, write_png
 from pydantic import Field
 
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolContext, ToolResult, tool
@@ -72,8 +72,8 @@ def test_artifacts_chain_with_provenance(tmp_path: Path) -> None:
     r2 = asyncio.run(box.call("brighten", {"image": a1.id, "amount": 50}, "c2"))
     a2 = r2.artifacts[0]
     assert a2.parents == (a1.id,)
-    pixels = cv2.imread(str(box.store.path(a2)))
-    original = cv2.imread(str(tmp_path / "in.png"))[20:70, 10:60]
+    pixels = imread(box.store.path(a2))
+    original = imread(tmp_path / "in.png")[20:70, 10:60]
     assert np.array_equal(pixels, cv2.add(original, np.full_like(original, 50)))
     # the same content twice is one artifact (content-addressed)
     again = asyncio.run(box.call("crop", {"image": img, "bbox": [10, 20, 60, 70], "units": "pixel"}, "c3"))

@@ -60,7 +60,7 @@ def hand_run(tmp_path: Path) -> Path:
                                             _call("c2", "crop", [], ["in"], 2, ok=False)],
                                 turns=[TurnResult(index=0, seen_images=["in", "a1", "in"])]),
              Score(value=0.5, passed=False, details=_rubrics(("r1", False, "objective"))), refs=[2]),
-        # t3: no tools, wrong (passed None -> value 0 -> not passed), ref 0
+        # t3: no tools, wrong (passed None -> value 0 -> not passed), ref [0] = no reference chain
         _rec(3, "B", Trajectory(turns=one), Score(value=0.0), refs=[0]),
         # t4: run error -> out of accuracy and tool use
         _rec(4, "B", Trajectory(tool_calls=[_call("c1", "crop", [], [], 1)], turns=one), None,
@@ -97,6 +97,7 @@ def test_accuracy_and_groups(hand_run: Path) -> None:
     assert m.groups["turn_type+cat"]["single / A"].n == 3
     assert m.groups["turn_type+cat"]["single / B"].score.value == 0.0
     assert m.overall.score.lo is not None and m.overall.score.hi is not None
+    assert m.overall.score.value is not None
     assert m.overall.score.lo <= m.overall.score.value <= m.overall.score.hi
 
 
@@ -111,10 +112,11 @@ def test_tool_use_and_chain(hand_run: Path) -> None:
     assert tu.eff_tool.value == pytest.approx(4 / 6)
     assert tu.unique_tools == 4 and tu.effective_unique_tools == 3
     assert tu.tool_counts == {"crop": 3, "resize": 1, "rotate": 1, "zoom": 1}  # t1, t2 (failed), t5
-    # MAE over t1,t2,t3,t5 (t6 has no reference): all |1-1|,|2-2|,|0-0|,|2-3|; effective |1-1|,|2-0|,0,|2-3|
-    assert tu.with_reference == 4
-    assert tu.mae_all.value == pytest.approx(1 / 4)
-    assert tu.mae_effective.value == pytest.approx(3 / 4)
+    # MAE over t1,t2,t5 (t3's [0] and t6's missing list are no reference, not length 0):
+    # all |1-1|,|2-2|,|2-3|; effective |1-1|,|2-0|,|2-3|
+    assert tu.with_reference == 3
+    assert tu.mae_all.value == pytest.approx(1 / 3)
+    assert tu.mae_effective.value == pytest.approx(3 / 3)
     assert tu.turns_per_task == pytest.approx((1 + 1 + 1 + 2 + 1) / 5)
 
 

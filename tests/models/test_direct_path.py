@@ -94,7 +94,7 @@ def test_direct_path_sends_what_the_sdk_sends(provider: str, config: GenerateCon
     assert model._direct.sent == (3 if provider == "google" else 2)
 
 
-def _faults(provider: str, direct: bool) -> tuple[list[Any], Model]:
+def _faults(provider: str, direct: bool) -> tuple[list[Any], Any]:  # Any: the adapter's _direct is read
     script = Script(steps=[
         Step(text="warm-up"),
         Step(fault="status", status=429, retry_after=7),
@@ -151,3 +151,39 @@ def test_the_proxy_comes_from_the_environment_once_per_url(monkeypatch: pytest.M
     assert str(proxy) == "http://proxy.invalid:3128"
     monkeypatch.setenv("NO_PROXY", "api.example.invalid")
     assert DirectPath()._proxy("http://api.example.invalid/v1/chat/completions") == (None, None)
+
+
+def _two_tasks(provider: str, direct: bool, tmp: Path) -> tuple[list[Any], Any]:
+    """One model serving two tasks in turn (ids that need percent-encoding): a route learned during
+    the first task's request must not carry that task's id into the second task's requests."""
+    from toolsight.models.task_context import set_current_task
+
+    img = write_png(tmp / "in.png", seed=1)
+    with ScriptedServer(Script(steps=[Step(text="a"), Step(text="b")])) as srv:
+        model = _model(provider, srv, direct)
+
+        async def go() -> None:
+            try:
+                for tid in ("set/1", "set/2 ü", "set/2 ü"):
+                    set_current_task(tid)
+                    await model.generate([Message.user("q", images=[ImagePart(path=str(img))])], [CROP],
+                                         GenerateConfig(timeout=20))
+            finally:
+                await model.aclose()
+
+        asyncio.run(go())
+    return srv.requests, model
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_direct_path_names_each_request_s_own_task(provider: str, tmp_path: Path) -> None:
+    sdk_reqs, _ = _two_tasks(provider, False, tmp_path)
+    reqs, model = _two_tasks(provider, True, tmp_path)
+    assert model._direct.sent == (3 if provider == "google" else 2)
+    sent = [{k.lower(): v for k, v in r.headers.items()}.get("x-toolsight-task") for r in reqs]
+    assert sent == ["set%2F1", "set%2F2%20%C3%BC", "set%2F2%20%C3%BC"]
+    for ours, theirs in zip(reqs, sdk_reqs, strict=True):
+        assert _headers(provider, ours.headers) == _headers(provider, theirs.headers)
+        assert ours.body == theirs.body
+    for route in model._direct.routes.values():  # nor is a task id kept in a route (or across runs)
+        assert all(k.lower() != "x-toolsight-task" for k, _ in route.headers)

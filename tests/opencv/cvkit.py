@@ -40,6 +40,7 @@ class Bench:
         assert r.ok, r.error
         assert len(r.artifacts) == 1
         arr = cv2.imread(str(self.store.path(r.artifacts[0])))
+        assert arr is not None
         return r, arr, info_of(r)
 
 

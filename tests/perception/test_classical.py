@@ -43,7 +43,7 @@ def test_one_box_per_object_with_shape_hints() -> None:
         hit = [o for o in objs if x1 <= float(o["cx"]) <= x2 and y1 <= float(o["cy"]) <= y2]  # type: ignore[arg-type]
         assert len(hit) == 1, d.box
         by_centre[hit[0]["shape"]] = d.attributes
-    assert by_centre["disk"]["circularity"] > 0.8
+    assert float(by_centre["disk"]["circularity"]) > 0.8
     assert by_centre["triangle"]["vertices"] == 3
     assert by_centre["square"]["vertices"] == 4 and float(by_centre["square"]["elongation"]) < 1.5
     assert float(by_centre["bar"]["elongation"]) > 2.5
@@ -65,6 +65,7 @@ def test_default_backend_is_classical(monkeypatch, scenes: Path) -> None:  # typ
         monkeypatch.delenv(k, raising=False)
     task = json.loads((scenes / "tasks.jsonl").read_text().splitlines()[0])
     img = cv2.imread(str(scenes / task["turns"][0]["images"][0]["path"]))
+    assert img is not None
     det = get_detector()
     res = asyncio.run(det.detect(ImageInput(img), []))
     assert det.name == "classical" and len(res.detections) == len(task["turns"][0]["meta"]["objects"])

@@ -105,6 +105,7 @@ def test_dinox_protocol(server: DetectionServer) -> None:
     assert body["prompt"] == {"type": "text", "text": "wrench.hammer"} and body["targets"] == ["bbox"]
     png = base64.b64decode(body["image"].removeprefix("data:image/png;base64,"))
     sent = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    assert sent is not None
     assert np.array_equal(sent, _img().pixels)  # the pixels travel losslessly
 
 

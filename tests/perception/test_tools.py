@@ -45,6 +45,7 @@ def test_detect_and_crop_then_ocr_a_crop(scenes: Path, tmp_path: Path) -> None:
     assert payload["total_detections"] == len(objects) == len(res.artifacts)
     original = payload["original_image"]
     img = cv2.imread(str(tmp_path / "ws" / name))
+    assert img is not None
     w = img.shape[1]
     for d, art in zip(payload["detections"], res.artifacts, strict=True):
         assert art.parents == (original,) and art.tool == "detect_and_crop_objects" and d["cropped_image"] == art.id

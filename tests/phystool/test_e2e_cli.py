@@ -73,7 +73,7 @@ def test_cot_no_cot_both_and_the_level_tables(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     vcr = _records(vcr_run)
     assert len(vcr) == 3 and all(x["score"]["passed"] for x in vcr.values())  # type: ignore[index]  # Easy golds: "1"
-    crops = sum(len(x["trajectory"]["tool_calls"][0]["artifacts"]) for x in vcr.values())  # type: ignore[index]
+    crops: int = sum(len(x["trajectory"]["tool_calls"][0]["artifacts"]) for x in vcr.values())  # type: ignore[index,misc]
     assert n_vcr == 3 * 3 + crops  # n + 3 calls per task
     assert all([s["stage"] for s in x["trajectory"]["stages"]] == [1, 2, 3, 4, 5] for x in vcr.values())  # type: ignore[index]
 

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from goldenkit import golden_bodies, golden_files, mask_tracebacks, replay, require
+from goldenwirekit import golden_bodies, golden_files, mask_tracebacks, replay, require
 
 from toolsight.benchmarks.vtc import loop as vtc_loop
 

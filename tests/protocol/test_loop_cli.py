@@ -12,7 +12,7 @@ from vtckit import make_data
 
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.models.registry import get_model
-from toolsight.runner import Runner, RunOptions, load_for_run
+from toolsight.runner import Runner, RunOptions, config_hash, load_for_run
 from toolsight.scoring.base import ScoreContext
 from toolsight.scoring.registry import get_scorer
 from toolsight.tasks.schema import Task, Turn
@@ -57,7 +57,11 @@ def test_loop_is_part_of_the_run_identity(tmp_path: Path) -> None:
 
     default, official, toolsight = runner(None), runner("official"), runner("toolsight")
     assert default.settings.loop == "official" and toolsight.settings.loop == "toolsight"
-    assert default.opts.config_hash() == official.opts.config_hash() != toolsight.opts.config_hash()
+    def ident(r: Runner) -> dict[str, object]:
+        return r.opts.identity("vtc-bench", "interface", "data-hash")
+
+    assert ident(default) == ident(official) != ident(toolsight)
+    assert config_hash(ident(default)) != config_hash(ident(toolsight))
     assert toolsight.settings.tools == ["opencv"] and default.settings.tools == ["vtc_interface_official"]
 
 

@@ -68,7 +68,7 @@ def test_chinese_flattening_on_a_short_budget(tmp_path: Path) -> None:
     assert "\n\n工具\"opencv_flip\"被调用时使用了以下参数：\n" in flat and "\n\n该工具返回了以下结果：\n" in flat
 
 
-def _run_capped(tmp: Path, question: str, steps: list[dict[str, object]],
+def _run_capped(tmp: Path, question: str, steps: list[Any],
                 model: str = "Qwen3-VL-30B-A3B-Thinking") -> dict[str, Any]:
     import asyncio
     import json

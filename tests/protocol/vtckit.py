@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from goldenkit import stand_in
+from goldenwirekit import stand_in
 
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.models.registry import get_model

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from toolsight.report.fixtures import make_fixture_run
+from runfixture import make_fixture_run
 
 
 @pytest.fixture

@@ -91,6 +91,8 @@ def test_runner_output_through_metrics_report_and_viewer(tmp_path: Path) -> None
     index = build_viewer(run)
     page = (index.parent / "tasks" / "t1.html").read_text()
     srcs = re.findall(r'<img class="art" src="([^"]+)"', page)
-    assert len(srcs) == 4  # the input + three crops, all files of the run
+    assert len(set(srcs)) == 4  # the input + three crops, all files of the run
+    # each crop step shows its input beside its output: the input twice, the first crop once
+    assert page.count('data-role="input"') == 3 and page.count('data-role="output"') == 3
     assert all((index.parent / "tasks" / s).resolve().is_file() for s in srcs)
     assert page.count('<span class="badge eff">effective</span>') == 4  # 2 calls + their 2 results

@@ -149,7 +149,6 @@ def test_explicit_tasks_and_missing_dataset(run_dir: Path, tmp_path: Path) -> No
 
 
 def test_rescore_by_registry_name(run_dir: Path) -> None:
-    pytest.importorskip("toolsight.scoring.registry")
     out = rescore_run(run_dir, "choice")
     assert out.name == "scores-choice.jsonl"
     m = compute_run_metrics(run_dir, scores="choice")

@@ -11,11 +11,10 @@ import pytest
 from toolsight.metrics import compute_run_metrics
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart
 from toolsight.rescore import load_run_tasks, rescore_run
+from toolsight.scoring import registry
 from toolsight.store import iter_records
 from toolsight.tasks.schema import Rubric
 from toolsight.tools.base import ToolSpec
-
-registry = pytest.importorskip("toolsight.scoring.registry")
 
 GOLD = re.compile(r"\*\*Golden Answer:\*\* (\S+)")
 CRIT = re.compile(r"\*\*Rubric Criterion:\*\* (.+?)  \n")
@@ -64,8 +63,8 @@ def test_rubric_rescore_and_agreement(run_dir: Path, tmp_path: Path) -> None:
                           "kind": "subjective"})
     human = tmp_path / "human.jsonl"
     human.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    m = compute_run_metrics(run_dir, scores="rubric", human_grades=human)
-    a = m.agreement
+    metrics = compute_run_metrics(run_dir, scores="rubric", human_grades=human)
+    a = metrics.agreement
     assert a is not None and a.n == len(lines) and a.unmatched_human == 0
     r2 = [x for x in lines if x["rubric"] == "r2"]
     agree_r2 = sum(1 for x in r2 if x["human"] == "Met")

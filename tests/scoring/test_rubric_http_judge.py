@@ -9,13 +9,14 @@ import asyncio
 import json
 
 import pytest
+from vtbofficial import official_judge_prompt
 
 from toolsight.models.registry import get_model
 from toolsight.models.scripted.script import Script
 from toolsight.models.scripted.server import ScriptedServer
 from toolsight.scoring.base import ScoreContext
 from toolsight.scoring.registry import get_scorer
-from toolsight.scoring.rubric import OFFICIAL_FAILED_REPLY, judge_prompt
+from toolsight.scoring.rubric import OFFICIAL_FAILED_REPLY
 from toolsight.tasks.schema import Rubric, Task, Turn
 
 MET = json.dumps({"explanation": "ok", "judge_result": "Met"})
@@ -48,7 +49,7 @@ def test_http_judge_corrected_mode() -> None:
     assert body["temperature"] == 0.0 and body["seed"] == 0 and body["model"] == "judge-model"
     prompts = {r.body["messages"][0]["content"] if isinstance(r.body["messages"][0]["content"], str)
                else r.body["messages"][0]["content"][0]["text"] for r in requests}
-    assert judge_prompt("How much is the pizza?", "$16", "[task:r1] states the price", "It costs $16.") in prompts
+    assert official_judge_prompt("How much is the pizza?", "$16", "[task:r1] states the price", "It costs $16.") in prompts
     failed = [c for c in score.judge_calls if c.error]
     assert len(failed) == 1 and "500" in (failed[0].error or "")
 

@@ -1,4 +1,4 @@
-"""VisualToolBench official mode reproduces every line of ../shared/fidelity/visualtoolbench.jsonl.
+"""VisualToolBench official mode reproduces every line of tests/fidelity/vectors/visualtoolbench.jsonl.
 
 The stored judge replies are fed through ScriptedJudge (one reply sequence per rubric, matched by
 the rubric description inside the judge prompt — as the vectors' stub client did).
@@ -9,24 +9,20 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from pathlib import Path
 from typing import Any
 
-import pytest
 from test_judge_scripted import ScriptedJudge
+from vtbofficial import official_judge_prompt
 
+from fidelitykit import vectors
 from toolsight.scoring.base import Score, ScoreContext
 from toolsight.scoring.registry import get_scorer
 from toolsight.scoring.rubric import judge_prompt
 from toolsight.scoring.visualtoolbench import STEM_CATEGORIES, summarize, task_from_official
 
-FIDELITY = Path(__file__).resolve().parents[3] / "shared" / "fidelity" / "visualtoolbench.jsonl"
-
 
 def _vectors() -> list[dict[str, Any]]:
-    if not FIDELITY.exists():
-        pytest.skip(f"{FIDELITY} not found (the shared fidelity vectors live beside the repo)")
-    return [json.loads(line) for line in FIDELITY.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return vectors("visualtoolbench")
 
 
 def _score(vec: dict[str, Any], mode: str) -> tuple[Score, ScriptedJudge]:
@@ -59,10 +55,10 @@ def test_official_prompt_is_the_reference_prompt_and_attempts_follow_the_script(
     score, judge = _score(vec, "official")
     ex = vec["input"]["example"]
     first_desc = next(iter(vec["input"]["clean_rubrics_item"]["rubrics"].values()))["description"]
-    expected = judge_prompt(ex["prompt"], ex["golden_answer"], first_desc, ex["model_answer"])
+    # the official script's own text (typed from the reference, not built by toolsight)
+    expected = official_judge_prompt(ex["prompt"], ex["golden_answer"], first_desc, ex["model_answer"])
     assert expected in judge.prompts
-    assert expected.startswith("\n        You are an expert evaluator tasked with judging whether a model's answer")
-    assert f"**Rubric Criterion:** {first_desc}  \n" in expected
+    assert judge_prompt(ex["prompt"], ex["golden_answer"], first_desc, ex["model_answer"]) == expected
     # 3 failing attempts for the raising rubric + 1 each for the others, all recorded
     assert len(score.judge_calls) == 5 and sum(c.error is not None for c in score.judge_calls) == 3
 

@@ -16,6 +16,8 @@ from toolsight.synth import KINDS, STARTER_PLAN, ensure_starter_suite, make_task
 from toolsight.synth.verify import answer_from_output, run_solution, run_solutions
 from toolsight.tasks.dataset import load_dataset, validate_dataset
 from toolsight.tasks.schema import Task
+from toolsight.tools import sandbox
+from toolsight.tools.python_tools import MAX_CODE_CHARS
 
 
 def _report(runs: list) -> str:  # type: ignore[type-arg]
@@ -24,7 +26,7 @@ def _report(runs: list) -> str:  # type: ignore[type-arg]
 
 def test_starter_suite_is_complete_and_every_reference_solution_solves_it(tmp_path: Path) -> None:
     root = ensure_starter_suite(tmp_path / "cache")
-    assert root.name == "starter-v1-s20251122" and validate_dataset(root) == []
+    assert root.name == f"starter-v{synth.GENERATOR_VERSION}-s20251122" and validate_dataset(root) == []
     tasks = load_dataset(root).tasks
     stamp = (root / "tasks.jsonl").stat().st_mtime_ns
     assert ensure_starter_suite(tmp_path / "cache") == root  # second use: reused, not regenerated
@@ -34,6 +36,10 @@ def test_starter_suite_is_complete_and_every_reference_solution_solves_it(tmp_pa
         levels = {t.turns[0].meta["difficulty"] for t in tasks if t.tags["generator"] == kind}
         assert levels == {lvl for lvl, _ in plan} and kind in KINDS
     assert tasks[0].id == "jigsaw-d3-s20251122-0000" and tasks[-1].id == "color_proportion-d3-s20251122-0008"
+    # the reference agent sends each solution through the code tool, which refuses longer code
+    too_long = [(t.id, len(t.turns[0].meta["reference_solution"])) for t in tasks
+                if len(t.turns[0].meta["reference_solution"]) > MAX_CODE_CHARS]
+    assert too_long == []
     runs = run_solutions(tasks, root, workers=2)
     failed = [r for r in runs if not r.solved]
     assert not failed, _report(failed)
@@ -99,9 +105,6 @@ def test_solution_finds_inputs_renamed_by_the_artifact_store(tmp_path: Path) -> 
 
 
 def test_solutions_run_in_the_real_sandbox(tmp_path: Path) -> None:
-
-
-    sandbox = pytest.importorskip("toolsight.tools.sandbox")
     tasks: list[Task] = []
     for kind in KINDS:
         tasks += make_tasks(kind, 1, seed=31, out_dir=tmp_path / "ds")
@@ -137,3 +140,33 @@ def test_batched_runs_keep_task_order_even_with_repeated_ids(tmp_path: Path) -> 
     runs = run_solutions([*tasks, wrong], tmp_path, workers=2, batch=True)
     assert [r.solved for r in runs] == [True, True, True, False]
     assert [r.gold for r in runs] == [str(t.turns[0].answer) for t in [*tasks, wrong]]
+
+
+def test_solution_modules_import_and_solve_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # each solver is an importable module: its solve(PARAMS) answers a generated task in this process
+    from toolsight.synth.solutions import (
+        color_proportion,
+        jigsaw,
+        maze,
+        ocr,
+        rotation_game,
+        spot_difference,
+        word_search,
+    )
+
+    modules = {"color_proportion": color_proportion, "jigsaw": jigsaw, "maze": maze, "ocr": ocr,
+               "rotation_game": rotation_game, "spot_difference": spot_difference, "word_search": word_search}
+    seen = set()
+    for kind in KINDS:
+        task = make_tasks(kind, 1, seed=5, out_dir=tmp_path / kind)[0]
+        source = task.turns[0].meta["reference_solution"]
+        params = ast.literal_eval(source.split("\n", 1)[0].removeprefix("PARAMS = "))
+        module = modules[kind]
+        assert source.rstrip().endswith("solve(PARAMS)")
+        monkeypatch.chdir(tmp_path / kind / "images")  # inputs are found by basename, as in the sandbox
+        capsys.readouterr()
+        module.solve(params)
+        assert answer_from_output(capsys.readouterr().out) == task.turns[0].answer, kind
+        seen.add(module.__name__)
+    assert len(seen) == len(modules)

@@ -9,10 +9,10 @@ with their YAML indentation and de-indented the way a YAML literal block is); lo
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 
+from sharedfiles import SHARED_ENV, in_ci, shared_dir
 from toolsight.benchmarks import vtc_prompts as P
 from toolsight.benchmarks.vtc_bench import (
     SETTINGS,
@@ -23,7 +23,7 @@ from toolsight.benchmarks.vtc_bench import (
 )
 from toolsight.tasks.schema import ImageRef, Task, ToolStep, Turn
 
-PAPER = Path(__file__).resolve().parents[2].parent / "shared" / "papers" / "vtc-bench.txt"
+PAPER = shared_dir() / "papers" / "vtc-bench.txt"
 
 
 def _yaml_block(block: str) -> str:
@@ -104,7 +104,7 @@ def test_user_templates_byte_for_byte() -> None:
     assert _yaml_block(USER_GT_YAML) == P.USER_TEMPLATE_GT
 
 
-@pytest.mark.skipif(not PAPER.is_file(), reason="paper text absent")
+@pytest.mark.skipif(not PAPER.is_file() and not in_ci(), reason=f"paper text absent from {PAPER} (set {SHARED_ENV})")
 def test_strong_prompt_matches_paper_appendix_d() -> None:
     text = PAPER.read_text(encoding="utf-8")
     body = text.split("System Prompt (Strong)", 1)[1].split("System Prompt (Weak)", 1)[0]

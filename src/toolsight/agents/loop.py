@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 from toolsight.agents.answer import extract_answer
 from toolsight.agents.images import apply_image_budget, fit_pixels
+from toolsight.agents.inputs import register_inputs as register_inputs  # moved; kept importable here
 from toolsight.agents.settings import AgentSettings
 from toolsight.agents.textproto import describe_tools, parse_tool_calls
 from toolsight.agents.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
@@ -275,25 +275,3 @@ class Agent:
         )
         parts = [self._image_part(a, toolbox) for a in produced]
         return record, parts
-
-
-def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox) -> dict[str, Artifact]:
-    """Copy the task's input images into its workspace (under their base names) as input artifacts."""
-    out: dict[str, Artifact] = {}
-    used: set[str] = set()
-    ws = toolbox.store.workspace
-    for rel in task.image_paths():
-        src = dataset_root / rel
-        name = Path(rel).name
-        if name in used:
-            name = f"{len(used)}_{name}"
-        used.add(name)
-        dest = ws / name
-        try:  # no exists() first: one system call fewer per input on a slow file system
-            dest.hardlink_to(src)
-        except FileExistsError:
-            pass
-        except OSError:
-            dest.write_bytes(src.read_bytes())
-        out[rel] = toolbox.store.add_file(dest, source="input", keep_name=True)
-    return out

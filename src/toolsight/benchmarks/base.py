@@ -27,6 +27,8 @@ class LoadedTasks:
     source: str
     fingerprint: str
     notes: list[str] = field(default_factory=list)
+    #: an offline web corpus that belongs to the data (the default for `--web`; see toolsight.web)
+    web_corpus: Path | None = None
 
 
 class Benchmark(ABC):
@@ -43,6 +45,9 @@ class Benchmark(ABC):
     row_tag: str | None = None
     #: report layout: reference rows (e.g. human testers) per grouping tag: label -> column -> percent
     reference_rows: dict[str, dict[str, dict[str, float]]] = {}  # noqa: RUF012 - read-only class default
+    #: report layout: (grouping tag, metric) tables shown when the user gives no --by; metric is
+    #: "score", "pass_rate" or "tool_use" (the paper's tables, e.g. APR by turn type x domain)
+    report_tables: list[tuple[str, str]] = []  # noqa: RUF012 - read-only class default
 
     @abstractmethod
     def settings(self) -> dict[str, AgentSettings]:

@@ -48,11 +48,25 @@ def _phystool() -> Benchmark:
     return PhysToolBenchmark()
 
 
+def _vtb() -> Benchmark:
+    from toolsight.benchmarks.visualtoolbench import VisualToolBenchmark
+
+    return VisualToolBenchmark()
+
+
+def _visbrowse() -> Benchmark:
+    from toolsight.benchmarks.visbrowse import VisBrowseBenchmark
+
+    return VisBrowseBenchmark()
+
+
 def _builtins() -> None:
     register_benchmark("starter", _starter)
     register_benchmark("tir-bench", _tir)
     register_benchmark("vtc-bench", _vtc)
     register_benchmark("phystoolbench", _phystool)
+    register_benchmark("visualtoolbench", _vtb)
+    register_benchmark("visbrowse-bench", _visbrowse)
 
 
 def _load_all() -> None:
@@ -120,3 +134,7 @@ def group_cis(name: str) -> bool:
     """Whether benchmark `name` shows confidence intervals in its grouped tables."""
     bench = _load(name)
     return bool(bench.group_cis) if bench is not None else False
+def report_tables(name: str) -> list[tuple[str, str]]:
+    """The (tag, metric) tables benchmark `name` shows by default; [] when it declares none or is unknown."""
+    bench = _load(name)
+    return list(bench.report_tables) if bench is not None else []

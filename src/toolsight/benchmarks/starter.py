@@ -1,10 +1,13 @@
 """The built-in starter suite: ~75 generated tasks that run offline, with no API key.
 
 TIR-Bench-style tasks from every generator and difficulty (solved by Python in the sandbox), a
-handful of VTC-Bench-style tasks (solved by chaining OpenCV interface tools) and PhysToolBench-style
-scenes (solved with detection crops and OCR). Generated on first use into the user's cache
-(`$TOOLSIGHT_CACHE`, else `~/.cache/toolsight`) and reused after. Each task is scored by its own
-benchmark's official rules (TIR-Bench, VTC-Bench or PhysToolBench).
+handful of VTC-Bench-style tasks (solved by chaining OpenCV interface tools), PhysToolBench-style
+scenes (solved with detection crops and OCR), four VisualToolBench-style tasks (single- and
+multi-turn, rubric-scored by deterministic checks) and a few VisBrowse-style browsing tasks over a
+generated mini-web (served offline on 127.0.0.1 from `browse/corpus`). Generated on first use into
+the user's cache (`$TOOLSIGHT_CACHE`, else `~/.cache/toolsight`) and reused after. Each task is
+scored by its own benchmark's official rules (TIR-Bench, VTC-Bench, PhysToolBench, VisualToolBench
+or VisBrowse-Bench).
 """
 
 from __future__ import annotations
@@ -23,10 +26,15 @@ from toolsight.scoring.base import Score, ScoreContext, Scorer
 from toolsight.tasks.dataset import load_dataset, validate_dataset, write_dataset
 from toolsight.tasks.schema import ImageRef, Task
 
-STARTER_VERSION = 2
+STARTER_VERSION = 4
 VTC_SEED = 7
 PHYSTOOL_SEED = 11
 PHYSTOOL_TASKS = 4  # one per generated level (Easy, Medium-M1/M2/M3)
+VTB_SEED = 11
+VTB_TASKS = 4
+BROWSE_SEED = 11
+BROWSE_TASKS = 4
+BROWSE_DIR = "browse"
 
 
 def cache_root() -> Path:
@@ -37,6 +45,7 @@ def cache_root() -> Path:
 def build_starter(target: Path) -> Path:
     """Generate the combined suite into `target` (atomically)."""
     from toolsight.synth import STARTER_SEED, starter_suite
+    from toolsight.synth.browse import generate_browse
     from toolsight.synth.vtc import vtc_starter
 
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -53,7 +62,13 @@ def build_starter(target: Path) -> Path:
         for t in phys_tasks:
             for turn in t.turns:
                 turn.images = [ImageRef(path=f"phystool/{i.path}", role=i.role) for i in turn.images]
-        write_dataset(tmp, tasks + vtc_tasks + phys_tasks)
+        vtb_tasks = _vtb_tasks(tmp / "vtb")
+        browse_tasks = generate_browse(BROWSE_TASKS, BROWSE_SEED, tmp / BROWSE_DIR)
+        (tmp / BROWSE_DIR / "tasks.jsonl").unlink()  # the combined tasks.jsonl lists them
+        for t in browse_tasks:
+            for turn in t.turns:
+                turn.images = [ImageRef(path=f"{BROWSE_DIR}/{i.path}", role=i.role) for i in turn.images]
+        write_dataset(tmp, tasks + vtc_tasks + phys_tasks + vtb_tasks + browse_tasks)
         problems = validate_dataset(tmp)
         if problems:
             raise RuntimeError("generated starter suite is invalid: " + "; ".join(map(str, problems[:5])))
@@ -64,6 +79,19 @@ def build_starter(target: Path) -> Path:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def _vtb_tasks(folder: Path) -> list[Task]:
+    """VisualToolBench-style tasks, generated in its official layout and read by its loader."""
+    from toolsight.benchmarks.vtb_data import load_converted
+    from toolsight.benchmarks.vtb_generate import generate_vtb
+
+    generate_vtb(VTB_TASKS, VTB_SEED, folder)
+    tasks, _, _, _ = load_converted(folder)
+    for t in tasks:
+        for turn in t.turns:
+            turn.images = [ImageRef(path=f"vtb/{i.path}", role=i.role) for i in turn.images]
+    return tasks
 
 
 def ensure_starter(cache: Path | None = None) -> Path:
@@ -86,11 +114,16 @@ class StarterScorer:
         self.tir: Scorer = get_scorer("tir-bench", mode=mode)
         self.vtc: Scorer = get_scorer("vtc-bench", mode=mode)
         self.phystool: Scorer = get_scorer("phystoolbench", mode=mode)
+        self.vtb: Scorer = get_scorer("visualtoolbench", mode=mode)
+        self.browse: Scorer = get_scorer("visbrowse", mode=mode)
 
     async def score(self, task: Task, responses: list[str], ctx: ScoreContext) -> Score:
         if task.benchmark.startswith("phystool"):
             return await self.phystool.score(task, responses, ctx)
-        scorer = self.vtc if task.benchmark.startswith("vtc") else self.tir
+        if task.benchmark == "visualtoolbench":  # rubric checks (no judge): see scoring.rubric_check
+            return await self.vtb.score(task, responses, ctx)
+        scorer = (self.vtc if task.benchmark.startswith("vtc") else
+                  self.browse if task.benchmark.startswith("visbrowse") else self.tir)
         return await scorer.score(task, responses, ctx)
 
 
@@ -101,11 +134,12 @@ class StarterBenchmark(Benchmark):
 
     def settings(self) -> dict[str, AgentSettings]:
         tools_note = ("You may call the tools you are given: Python over the image in a sandbox, OpenCV "
-                      "operations, object detection with crops and OCR on images by id; you will see the images "
-                      "they produce. ")
+                      "operations, object detection with crops and OCR on images by id, and web search, page "
+                      "visits and image crops (an image id works wherever an image URL is asked for); you will "
+                      "see the images they produce. ")
         return {
             "tools": AgentSettings(name="tools", system_prompt=GENERIC_SYSTEM.format(tools=tools_note),
-                                   tools=["python", "opencv", "perception"], answer_format="answer_tag"),
+                                   tools=["python", "opencv", "perception", "browse"], answer_format="answer_tag"),
             "direct": AgentSettings(name="direct", system_prompt=GENERIC_SYSTEM.format(tools=""), tools=[],
                                     answer_format="answer_tag"),
         }
@@ -114,7 +148,9 @@ class StarterBenchmark(Benchmark):
         root = data if data is not None else ensure_starter()
         ds = load_dataset(root)
         digest = hashlib.sha256((root / "tasks.jsonl").read_bytes()).hexdigest()[:16]
-        return LoadedTasks(ds.tasks, ds.root, str(root.resolve()), digest)
+        corpus = root / BROWSE_DIR / "corpus"
+        return LoadedTasks(ds.tasks, ds.root, str(root.resolve()), digest,
+                           web_corpus=corpus if (corpus / "manifest.json").is_file() else None)
 
     def scorer(self, setting: str, mode: str = "official") -> Scorer:
         return StarterScorer(mode)

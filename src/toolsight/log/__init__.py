@@ -8,11 +8,17 @@ from toolsight.log.files import (
     MANIFEST,
     RECORDS,
     RunLogError,
+    atomic_write_text,
+    atomic_writer,
     finished_ids,
+    iter_latest_records,
     iter_record_dicts,
     iter_records,
+    latest_offsets,
     latest_records,
+    latest_status,
     read_manifest,
+    read_record_at,
     write_manifest,
 )
 from toolsight.log.manifest import MANIFEST_SCHEMA_VERSION, DatasetInfo, Manifest
@@ -20,7 +26,7 @@ from toolsight.log.messages import ImagePart, Message, TextPart, ToolCall, Usage
 from toolsight.log.record import RECORD_SCHEMA_VERSION, Record
 from toolsight.log.score import JudgeCall, Score
 from toolsight.log.toolspec import ToolSpec
-from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
+from toolsight.log.trajectory import ModelCallRecord, StopReason, ToolCallRecord, Trajectory, TurnResult
 
 __all__ = [
     "MANIFEST",
@@ -33,6 +39,7 @@ __all__ = [
     "JudgeCall",
     "Manifest",
     "Message",
+    "ModelCallRecord",
     "Record",
     "RunLogError",
     "Score",
@@ -44,10 +51,16 @@ __all__ = [
     "Trajectory",
     "TurnResult",
     "Usage",
+    "atomic_write_text",
+    "atomic_writer",
     "finished_ids",
+    "iter_latest_records",
     "iter_record_dicts",
     "iter_records",
+    "latest_offsets",
     "latest_records",
+    "latest_status",
     "read_manifest",
+    "read_record_at",
     "write_manifest",
 ]

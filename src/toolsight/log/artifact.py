@@ -21,3 +21,6 @@ class Artifact(BaseModel):
     source: Literal["input", "tool"] = "tool"
     tool_call_id: str | None = None
     tool: str | None = None
+    converted_from: str | None = Field(
+        default=None, description="for an input the provider could not take: what the dataset file was"
+    )

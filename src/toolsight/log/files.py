@@ -7,11 +7,13 @@ last record of each task (`latest_records`). Nothing here is rewritten in place.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from toolsight.errors import ToolsightError
 from toolsight.log.manifest import MANIFEST_SCHEMA_VERSION, Manifest
@@ -41,7 +43,8 @@ def upgrade_manifest(data: dict[str, Any]) -> dict[str, Any]:
 
 def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
     """Bring a record dict of any known version to the current layout."""
-    version = int(data.get("schema_version", 1))
+    raw = data.get("schema_version", 1)
+    version = raw if isinstance(raw, int) else 1
     if version > RECORD_SCHEMA_VERSION:
         raise RunLogError(
             f"record schema version {version} is newer than this toolsight understands "
@@ -68,12 +71,32 @@ def read_manifest(run_dir: Path) -> Manifest:
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Write atomically (temp file + rename): a reader sees the old or the new manifest, never half."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = run_dir / (MANIFEST + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(manifest.model_dump_json(indent=2))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, run_dir / MANIFEST)
+    atomic_write_text(run_dir / MANIFEST, manifest.model_dump_json(indent=2))
+
+
+@contextlib.contextmanager
+def atomic_writer(path: Path, *, newline: str | None = None) -> Iterator[IO[str]]:
+    """Write a text file so that it appears whole or not at all: a temp file in the same folder,
+    fsynced, then renamed over `path`. A kill or an error mid-way leaves the old file (or none)
+    and no truncated file that looks complete."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """`path.write_text(text)`, but atomic (see `atomic_writer`)."""
+    with atomic_writer(path) as fh:
+        fh.write(text)
 
 
 def complete_lines(path: Path) -> Iterator[str]:
@@ -91,12 +114,17 @@ def complete_lines(path: Path) -> Iterator[str]:
 def iter_record_dicts(run_dir: Path, file: str = RECORDS) -> Iterator[dict[str, Any]]:
     """Every complete record line as an upgraded dict, in file order (lines that are not JSON skipped)."""
     for line in complete_lines(run_dir / file):
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
+        data = _parse_line(line)
+        if data is not None:
             yield upgrade_record(data)
+
+
+def _parse_line(line: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def iter_records(run_dir: Path, file: str = RECORDS) -> Iterator[Record]:
@@ -119,6 +147,102 @@ def latest_records(run_dir: Path, file: str = RECORDS) -> list[Record]:
     return list(latest.values())
 
 
+_TASK_ID = '"task_id":'
+
+
+def _line_task_id(line: str, dec: json.JSONDecoder) -> str | None:
+    """The record's task id, read without parsing the whole line (records put it first or second)."""
+    at = line.find(_TASK_ID)
+    if at >= 0:
+        rest = at + len(_TASK_ID)
+        while rest < len(line) and line[rest] == " ":
+            rest += 1
+        try:
+            value, _ = dec.raw_decode(line, rest)
+        except ValueError:
+            value = None
+        if isinstance(value, str):
+            return value
+    try:  # an unusual key order: parse the line
+        data = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return str(data["task_id"]) if isinstance(data, dict) and "task_id" in data else None
+
+
+def latest_offsets(run_dir: Path, file: str = RECORDS) -> dict[str, int]:
+    """task id -> byte offset of its last complete record line (tasks in order of first appearance).
+
+    Cheap (the task id is read without parsing the record), so a reader can stream one record per
+    task (`iter_latest_records`) or fetch one task's record (`read_record_at`) without holding the run.
+    """
+    path = run_dir / file
+    out: dict[str, int] = {}
+    if not path.is_file():
+        return out
+    dec = json.JSONDecoder()
+    offset = 0
+    with path.open("rb") as fh:
+        for raw in fh:
+            start, offset = offset, offset + len(raw)
+            if not raw.endswith(b"\n"):
+                break  # a torn last line (a killed run's)
+            line = raw.decode("utf-8", errors="replace")
+            if not line.strip():
+                continue
+            tid = _line_task_id(line, dec)
+            if tid is not None:
+                out[tid] = start
+    return out
+
+
+def read_record_at(run_dir: Path, offset: int, file: str = RECORDS) -> Record | None:
+    """The record on the line starting at `offset` (from `latest_offsets`), or None if unreadable."""
+    with (run_dir / file).open("rb") as fh:
+        fh.seek(offset)
+        line = fh.readline().decode("utf-8", errors="replace")
+    try:
+        data = json.loads(line)
+        return Record.model_validate(upgrade_record(data)) if isinstance(data, dict) else None
+    except ValueError:
+        return None
+
+
+def iter_latest_records(run_dir: Path, file: str = RECORDS) -> Iterator[Record]:
+    """Stream the last record of each task (as `latest_records`, but one record in memory at a time).
+
+    Records come in file order of their last line; a superseded record (a task re-run on resume)
+    is skipped without being parsed.
+    """
+    keep = set(latest_offsets(run_dir, file).values())
+    if not keep:
+        return
+    offset = 0
+    with (run_dir / file).open("rb") as fh:
+        for raw in fh:
+            start, offset = offset, offset + len(raw)
+            if start not in keep:
+                continue
+            try:
+                data = json.loads(raw.decode("utf-8", errors="replace"))
+                if isinstance(data, dict):
+                    yield Record.model_validate(upgrade_record(data))
+            except ValueError:
+                continue
+
+
 def finished_ids(run_dir: Path, file: str = RECORDS) -> set[str]:
     """Ids of tasks with at least one complete record."""
     return {str(d.get("task_id")) for d in iter_record_dicts(run_dir, file)}
+
+
+def latest_status(run_dir: Path, file: str = RECORDS) -> dict[str, tuple[str | None, str | None]]:
+    """task id -> (error, task_hash) of its last complete record: what --resume needs to decide
+    which tasks are done, which ended in error and which ran on a task that has changed since."""
+    out: dict[str, tuple[str | None, str | None]] = {}
+    for d in iter_record_dicts(run_dir, file):
+        if "task_id" not in d:
+            continue
+        err, th = d.get("error"), d.get("task_hash")
+        out[str(d["task_id"])] = (str(err) if err is not None else None, str(th) if th is not None else None)
+    return out

@@ -50,3 +50,6 @@ class Manifest(BaseModel):
     versions: dict[str, str] = Field(default_factory=dict)
     backends: dict[str, Any] = Field(default_factory=dict, description="which backend ran per interface")
     history: list[dict[str, Any]] = Field(default_factory=list, description="resumes and accepted changes")
+    identity: dict[str, Any] = Field(
+        default_factory=dict, description="what --resume compares: model, setting, generation, scoring, dataset hash"
+    )

@@ -31,6 +31,10 @@ class Record(BaseModel):
     started_at: float = 0.0
     duration_s: float = 0.0
     extra: dict[str, Any] = Field(default_factory=dict)
+    task_hash: str | None = Field(
+        default=None, description="content hash of the task as run (its JSON and image bytes); resume re-runs a "
+        "task whose hash changed"
+    )
 
     @property
     def ok(self) -> bool:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from toolsight.log.artifact import Artifact
-from toolsight.log.messages import Message, Usage
+from toolsight.log.messages import FinishReason, Message, Usage
 
 StopReason = Literal[
     "answered", "max_tool_calls", "max_rounds", "max_tokens", "time_limit", "model_error", "no_answer", "error"
@@ -66,6 +66,24 @@ class TurnResult(BaseModel):
     seen_images: list[str] = Field(default_factory=list, description="artifact ids shown to the model, in order")
 
 
+class ModelCallRecord(BaseModel):
+    """One model call as the runner saw it: how it ended, how often it was retried, how long it took.
+
+    `retries` counts the failed attempts before the reply (or before the last error); `waited_s` is
+    the time spent paused while the endpoint was unreachable (not charged to the call's retries).
+    """
+
+    index: int
+    finish_reason: FinishReason | None = Field(default=None, description="the provider's, None if it failed")
+    retries: int = 0
+    cached: bool = False
+    duration_s: float = 0.0
+    waited_s: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    error: str | None = None
+
+
 class Trajectory(BaseModel):
     messages: list[Message] = Field(default_factory=list)
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
@@ -78,6 +96,9 @@ class Trajectory(BaseModel):
     stop_reason: StopReason = "answered"
     duration_s: float = 0.0
     stages: list[StageRecord] = Field(default_factory=list, description="multi-stage agents only (e.g. vcr)")
+    model_call_log: list[ModelCallRecord] = Field(
+        default_factory=list, description="per model call: finish reason, retries, timing (filled by the runner)"
+    )
 
     @property
     def responses(self) -> list[str]:

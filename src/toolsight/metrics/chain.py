@@ -92,7 +92,7 @@ def turn_chain(traj: Trajectory, turn_index: int, producers: dict[str, ToolCallR
         effective.add(call.id)
         parents = list(art.parents) if art is not None and art.parents else list(call.inputs)
         stack.extend(p for p in parents if p not in visited)
-    res.calls = sorted(effective, key=lambda c: order.get(c, 0))
+    res.calls = sorted(effective, key=order.__getitem__)  # every effective call is in the trajectory
     return res
 
 
@@ -106,6 +106,6 @@ def task_chain(traj: Trajectory) -> TaskChain:
         union.update(t.calls)
     return TaskChain(
         turns=turns,
-        effective_calls=sorted(union, key=lambda c: order.get(c, 0)),
+        effective_calls=sorted(union, key=order.__getitem__),
         total_calls=len(traj.tool_calls),
     )

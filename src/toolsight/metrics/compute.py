@@ -58,6 +58,16 @@ class ToolUse(BaseModel):
     stop_reasons: dict[str, int] = Field(default_factory=dict)
 
 
+class ToolUseGroup(BaseModel):
+    """Tool use of one group of tasks (VisualToolBench Table 7: proactivity, success rate, volume)."""
+
+    tasks: int = 0
+    calls: int = 0
+    proactivity: float | None = None
+    success_rate: float | None = None
+    volume: float | None = None
+
+
 class UsageMetrics(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -104,6 +114,10 @@ class RunMetrics(BaseModel):
     tool_use: ToolUse = Field(default_factory=ToolUse)
     usage: UsageMetrics = Field(default_factory=UsageMetrics)
     agreement: Agreement | None = None
+    tool_groups: dict[str, dict[str, ToolUseGroup]] = Field(
+        default_factory=dict, description="per grouping key and value: proactivity, success rate, volume")
+    error_categories: dict[str, int] = Field(
+        default_factory=dict, description="failed scored tasks by the judge's error category (App. B.6)")
     random_guess: float | None = Field(default=None, description="expected score of a uniform guess (mean)")
     random_guess_groups: dict[str, dict[str, float]] = Field(default_factory=dict)
     chain_groups: dict[str, dict[str, ChainGroup]] = Field(
@@ -169,6 +183,8 @@ class _Acc:
         self.rand: list[float] = []
         self.chain_grouped: dict[str, dict[str, list[tuple[int, int, int]]]] = defaultdict(lambda: defaultdict(list))
         self.rand_grouped: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+        self.tool_grouped: dict[str, dict[str, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
+        self.error_cats: Counter[str] = Counter()
 
     def add(self, v: TaskView) -> None:
         self.n += 1
@@ -204,6 +220,8 @@ class _Acc:
                     self.grouped[b][g].append(pair)
             if self.agree is not None:
                 self.agree.add(v.task_id, v.score.rubrics)
+            if v.score.error_category and not v.passed:
+                self.error_cats[v.score.error_category] += 1
         self._tool_use(v)
 
     def _tool_use(self, v: TaskView) -> None:
@@ -225,6 +243,10 @@ class _Acc:
             self.ref.append(v.ref_len)
             self.mae_all.append(float(abs(v.ref_len - v.calls)))
             self.mae_eff.append(float(abs(v.ref_len - v.effective_calls)))
+        for b in self.by:
+            g = v.group(b)
+            if g is not None:
+                self.tool_grouped[b][g].append((v.calls, v.ok_calls))
         self.turns.append(float(v.n_turns))
         self.rounds.append(float(v.rounds))
         self.model_calls.append(float(v.model_calls))
@@ -276,11 +298,21 @@ class _Acc:
             chain_groups={b: {g: _chain_group(x) for g, x in sorted(d.items())} for b, d in self.chain_grouped.items()},
             random_guess_groups={b: {g: sum(x) / len(x) for g, x in sorted(d.items())}
                                  for b, d in self.rand_grouped.items()},
+            tool_groups={b: {g: _tool_group(x) for g, x in sorted(d.items())} for b, d in self.tool_grouped.items()},
+            error_categories=dict(self.error_cats.most_common()),
             distributions=Distributions(
                 effective_lengths=self.eff_len, total_lengths=[int(c) for c in self.calls],
                 reference_lengths=self.ref, scores=[v for v, _ in self.scored],
             ),
         )
+
+
+def _tool_group(rows: list[tuple[int, int]]) -> ToolUseGroup:
+    n = len(rows)
+    calls = sum(c for c, _ in rows)
+    ok = sum(k for _, k in rows)
+    return ToolUseGroup(tasks=n, calls=calls, proactivity=sum(1 for c, _ in rows if c > 0) / n if n else None,
+                        success_rate=ok / calls if calls else None, volume=calls / n if n else None)
 
 
 def _chain_group(rows: list[tuple[int, int, int]]) -> ChainGroup:

@@ -1,49 +1,17 @@
-"""Image-operation categories of a tool call, from `toolsight.tools.taxonomy` when it is installed.
+"""Image-operation categories of a tool call, from `toolsight.tools.taxonomy`.
 
 The taxonomy gives two vocabularies per call: VisualToolBench's categories (crop, resize, rotate,
 flip, brightness, contrast, editing, other) and VTC-Bench's tool groups ("Crop", "Rotate",
-"Zoom in", ...). It is imported softly: without it a call's category is its tool name and it has
-no group. A call that performs no image operation (calculator, search) has no category.
+"Zoom in", ...). A call that performs no image operation (calculator, search) has no category.
+The taxonomy is a plain import: a bug in it surfaces as an error, never as a silent fallback to
+tool names.
 """
 
 from __future__ import annotations
 
-import importlib
-import json
-from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Any
 
-
-@lru_cache(maxsize=1)
-def _classifiers() -> tuple[Callable[..., Any] | None, Callable[..., Any] | None]:
-    try:
-        mod = importlib.import_module("toolsight.tools.taxonomy")
-    except ImportError:
-        return None, None
-    call = getattr(mod, "classify_call", None)
-    code = getattr(mod, "classify_code", None)
-    return (call if callable(call) else None, code if callable(code) else None)
-
-
-def _as_list(result: Any) -> list[str]:
-    if result is None:
-        return []
-    if isinstance(result, str):
-        return [result]
-    if isinstance(result, Iterable):
-        out: list[str] = []
-        for r in result:
-            name = r if isinstance(r, str) else getattr(r, "value", getattr(r, "name", None))
-            if isinstance(name, str):
-                out.append(name)
-        return out
-    name = getattr(result, "value", getattr(result, "name", None))
-    return [name] if isinstance(name, str) else []
-
-
-def taxonomy_available() -> bool:
-    return _classifiers()[0] is not None or _classifiers()[1] is not None
+from toolsight.tools.taxonomy import classify_call
 
 
 def call_operations(name: str, arguments: str) -> tuple[list[str], list[str]]:
@@ -59,26 +27,10 @@ def _cached_operations(name: str, arguments: str) -> tuple[tuple[str, ...], tupl
 
 
 def _operations(name: str, arguments: str) -> tuple[list[str], list[str]]:
-    by_call, by_code = _classifiers()
-    if by_call is None and by_code is None:
-        return [name], []
-    try:
-        args: Any = json.loads(arguments) if arguments else {}
-    except ValueError:
-        args = {}
-    if not isinstance(args, dict):
-        args = {}
-    try:
-        result: Any = None
-        if by_call is not None:
-            result = by_call(name, args)
-        code = args.get("code")
-        if not _as_list(result) and by_code is not None and isinstance(code, str):
-            result = by_code(code)
-    except Exception:  # a classifier bug must not break a report
-        return [name], []
-    groups = getattr(result, "vtc", None)
-    return _as_list(result), _as_list(groups) if groups is not None else []
+    # classify_call parses the JSON arguments itself (bad JSON = no arguments) and classifies
+    # model-written code (`arguments["code"]`) by AST; unparsable code names no operation
+    ops = classify_call(name, arguments)
+    return list(ops.vtb), list(ops.vtc)
 
 
 def call_categories(name: str, arguments: str) -> list[str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsight.errors import ToolsightError
-from toolsight.log.files import RECORDS, iter_records
+from toolsight.log.files import RECORDS, iter_latest_records
 from toolsight.log.record import Record
 from toolsight.metrics.chain import task_chain
 from toolsight.metrics.taxonomy import call_operations
@@ -67,6 +67,7 @@ class ScoreLite:
     passed: bool | None
     error: str | None
     rubrics: list[RubricVerdict] = field(default_factory=list)
+    error_category: str | None = None  # a judge's failure category (VisualToolBench App. B.6 analysis)
 
 
 def _verdict(d: Mapping[str, Any]) -> bool | None:
@@ -116,7 +117,9 @@ def lite(score: Score | None) -> ScoreLite | None:
     if not rubrics:
         for i, t in enumerate(score.turns):
             rubrics.extend(_rubrics_of(t.details, i))
-    return ScoreLite(value=score.value, passed=score.passed, error=score.error, rubrics=rubrics)
+    cat = score.details.get("error_category")
+    return ScoreLite(value=score.value, passed=score.passed, error=score.error, rubrics=rubrics,
+                     error_category=cat if isinstance(cat, str) else None)
 
 
 def load_scores(run_dir: Path, name: str) -> dict[str, ScoreLite | None]:
@@ -209,12 +212,22 @@ class TaskView:
 
 
 def _ref_lengths(rec: Record, task: Any | None) -> list[int] | None:
+    """Per-turn reference chain lengths, or None when the task has no reference chain.
+
+    Records store `[0]` for a turn without `reference_steps` (a task with no reference), so a
+    task whose turns all have length 0 has no reference: it must not count as a reference of
+    length 0 in the MAE and the chain tables.
+    """
+    lengths: list[int] | None = None
     if task is not None:
-        return [len(t.reference_steps) for t in task.turns]
-    raw = rec.extra.get("reference_chain_lengths")
-    if isinstance(raw, list) and all(isinstance(x, int) for x in raw):
-        return [int(x) for x in raw]
-    return None
+        lengths = [len(t.reference_steps) for t in task.turns]
+    else:
+        raw = rec.extra.get("reference_chain_lengths")
+        if isinstance(raw, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in raw):
+            lengths = [int(x) for x in raw]
+    if not lengths or not any(lengths):
+        return None
+    return lengths
 
 
 def view_of(rec: Record, score: ScoreLite | None, task: Any | None = None) -> TaskView:
@@ -258,9 +271,10 @@ def iter_views(
     tasks: Mapping[str, Any] | None = None,
     file: str = RECORDS,
 ) -> Iterator[TaskView]:
-    """Stream TaskViews for a run; `scores` names a scores file to use instead of record scores."""
+    """Stream TaskViews for a run (the last record of each task: a resumed run may have re-run one);
+    `scores` names a scores file to use instead of record scores."""
     table = load_scores(run_dir, scores) if scores else None
-    for rec in iter_records(run_dir, file):
+    for rec in iter_latest_records(run_dir, file):
         if table is not None:
             sc = table.get(rec.task_id)
         else:

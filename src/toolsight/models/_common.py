@@ -74,12 +74,12 @@ def status_error(spec: str, status: int, detail: str, headers: Any = None, key_v
 
 
 def timeout_error(spec: str, timeout: float) -> ModelError:
-    return ModelError(f"{spec}: no response within {timeout:g} s (timeout)", retryable=True)
+    return ModelError(f"{spec}: no response within {timeout:g} s (timeout)", retryable=True, kind="timeout")
 
 
 def connection_error(spec: str, detail: str) -> ModelError:
     detail = " ".join(detail.split())[:300]
-    return ModelError(f"{spec}: connection failed: {detail}", retryable=True)
+    return ModelError(f"{spec}: connection failed: {detail}", retryable=True, kind="connection")
 
 
 def object_arguments(raw: str) -> dict[str, Any]:

@@ -27,6 +27,7 @@ import orjson
 
 from toolsight.models._common import connection_error, status_error, timeout_error
 from toolsight.models.base import ModelError
+from toolsight.models.task_context import TASK_HEADER, task_headers
 
 if TYPE_CHECKING:  # aiohttp is imported with the first direct request, after the SDK's first one
     import aiohttp
@@ -37,6 +38,9 @@ if TYPE_CHECKING:  # aiohttp is imported with the first direct request, after th
 _OWN = frozenset({"host", "content-length", "transfer-encoding"})
 #: headers that must differ per request: a route that carries one is not reused
 _PER_REQUEST = frozenset({"idempotency-key", "x-stainless-idempotency-key", "x-stainless-raw-response"})
+#: the header naming the request's task: never part of a route (nor kept across runs); `post` adds
+#: the current task's, last, where the SDKs put a per-request extra header
+_TASK = TASK_HEADER.lower()
 
 
 def dumps(obj: Any) -> bytes:
@@ -71,7 +75,7 @@ class Route:
             low = name.lower()
             if low in _PER_REQUEST:
                 return None
-            if low not in _OWN:
+            if low not in _OWN and low != _TASK:
                 kept.append((name, value))
         return cls(url, tuple(kept), timeout)
 
@@ -177,9 +181,12 @@ class DirectPath:
             t = route.timeout
             timeout = self._timeouts[t] = aiohttp.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t)
         proxy, proxy_auth = self._proxy(route.url)
+        headers = route.headers
+        if task := task_headers():
+            headers = headers + tuple(task.items())
         self.sent += 1
         try:
-            async with session.post(route.url, data=body, headers=route.headers, timeout=timeout, proxy=proxy,
+            async with session.post(route.url, data=body, headers=headers, timeout=timeout, proxy=proxy,
                                     proxy_auth=proxy_auth) as resp:
                 return Reply(resp.status, resp.headers, await resp.read(), resp.reason or "")
         except TimeoutError:

@@ -26,6 +26,7 @@ from toolsight.models.base import (
     ToolCall,
     Usage,
 )
+from toolsight.models.task_context import task_headers
 from toolsight.tools.base import ToolSpec
 
 if TYPE_CHECKING:  # the SDK is imported when a request needs it (~1.4 s): a route kept from an
@@ -167,7 +168,8 @@ class AnthropicModel(Model):
         cap = self._direct.begin_capture() if self.direct else None
         ok = False
         try:
-            request = client.messages.create(**args, timeout=config.timeout)
+            request = client.messages.create(
+                **args, timeout=config.timeout, extra_headers=task_headers() or None)
             resp = await stainless_call(self.name, anthropic, request, config.timeout, KEY_VARS[0])
             ok = True
         finally:

@@ -24,6 +24,7 @@ from toolsight.log.messages import TextPart as TextPart
 from toolsight.log.messages import ToolCall as ToolCall
 from toolsight.log.messages import Usage as Usage
 from toolsight.log.toolspec import ToolSpec
+from toolsight.models.task_context import set_current_task
 from toolsight.tasks.schema import Task
 
 
@@ -62,15 +63,21 @@ class GenerateConfig(BaseModel):
         return self.temperature == 0 or self.seed is not None
 
 
+#: what went wrong on the wire: an HTTP error status, no connection, no reply in time, or a reply
+#: that could not be read. The runner pauses the whole run for connection and timeout errors.
+ErrorKind = Literal["status", "connection", "timeout", "response"]
+
+
 class ModelError(Exception):
     """A provider error. `retryable` errors are retried with backoff; others fail the task."""
 
     def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None,
-                 status: int | None = None) -> None:
+                 status: int | None = None, kind: ErrorKind | None = None) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
+        self.kind: ErrorKind = kind or ("status" if status is not None else "response")
 
 
 class ConfigurationError(ToolsightError):
@@ -93,7 +100,12 @@ class Model(ABC):
         ...
 
     def for_task(self, task: Task) -> Model:
-        """The model to use for one task. Baselines that need the task (reference, random) override it."""
+        """The model to use for one task. Baselines that need the task (reference, random) override it.
+
+        Called by the runner in the task's own context: it also marks the task as current, so
+        providers send its id with every request (`task_context.task_headers`).
+        """
+        set_current_task(task.id)
         return self
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook

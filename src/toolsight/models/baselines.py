@@ -1,8 +1,9 @@
 """Built-in baseline "models": `reference` and `random`.
 
 `reference` answers each generated task by running the task's reference solution through the real
-tools — Python code through the sandboxed `python_interpreter`, or a recorded sequence of OpenCV
-interface calls — and reading the answer from the tool output. It never sees the gold answer: its
+tools — Python code through the sandboxed `python_interpreter`, a recorded sequence of OpenCV
+interface calls, or a browsing program (tool calls whose arguments are filled from values captured
+out of earlier results) — and reading the answer from the tool output. It never sees the gold answer: its
 score says which generated tasks are solvable from the pixels with tools, and a task it fails is a
 generator or solution bug. `random` guesses uniformly over a task's options (TIR-Bench's random row).
 """
@@ -25,6 +26,8 @@ _INFO = re.compile(r"INFO:\s*(\{.*\})", re.DOTALL)
 _IMAGE_ID = re.compile(r"\bimg-[0-9a-f]{12}\b")
 # the image a call produced, as its text names it: an artifact id, or a path (VTC-Bench's official tools)
 _PRODUCED = re.compile(r"Edited Image Path: (\S+)")
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_INPUT_URL = re.compile(r"Input image_url: (\S+?),")
 
 
 def _reply(text: str) -> ModelOutput:
@@ -106,6 +109,44 @@ def _fit(code: str) -> str:
         return code
 
 
+def fill_program_args(args: Any, values: dict[str, str], input_ref: str) -> Any:
+    """A program step's arguments with `$input` and `{name}` filled in; None if a value is missing."""
+    missing = False
+
+    def fill(v: Any) -> Any:
+        nonlocal missing
+        if isinstance(v, dict):
+            return {k: fill(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [fill(x) for x in v]
+        if v == "$input":
+            return input_ref
+        if isinstance(v, str):
+            def one(m: re.Match[str]) -> str:
+                nonlocal missing
+                if m.group(1) not in values:
+                    missing = True
+                    return m.group(0)
+                return values[m.group(1)]
+
+            return _PLACEHOLDER.sub(one, v)
+        return v
+
+    out = fill(args)
+    return None if missing else out
+
+
+def program_captures(step: dict[str, Any], text: str) -> dict[str, str] | None:
+    """The values a step captures from its tool result (first match of each regex); None if one fails."""
+    out: dict[str, str] = {}
+    for name, pattern in (step.get("capture") or {}).items():
+        m = re.search(str(pattern), text, re.MULTILINE)
+        if m is None:
+            return None
+        out[str(name)] = m.group(1).strip()
+    return out
+
+
 class _TaskReference(Model):
     def __init__(self, task: Task, dataset_root: Path | None) -> None:
         super().__init__("reference")
@@ -119,7 +160,12 @@ class _TaskReference(Model):
         plan = turn.meta.get("reference_plan")
         if isinstance(plan, dict) and plan.get("kind") == "detect_then_ocr":
             return _detect_then_ocr(turn, plan, tool_msgs, ti)
+        program = turn.meta.get("reference_program")
+        if isinstance(program, dict):
+            return self._program(turn, program, messages, tool_msgs)
         calls = turn.meta.get("reference_calls")
+        if isinstance(calls, list) and calls and isinstance(turn.meta.get("answer_template"), str):
+            return _replay_template(ti, turn, calls, messages, after)
         if isinstance(calls, list) and calls:
             return self._replay(turn, calls, tool_msgs)
         code = solution_code(turn, self.root)
@@ -132,6 +178,35 @@ class _TaskReference(Model):
         if not found:
             return _reply(f"The reference solution printed no answer.\n{out[-500:]}")
         return _reply(f"<answer>{found[-1]}</answer>")
+
+    def _program(self, turn: Turn, program: dict[str, Any], messages: list[Message],
+                 tool_msgs: list[Message]) -> ModelOutput:
+        """One step of a browsing program: the next call, or the answer once every step has run."""
+        steps = list(program.get("steps") or [])
+        values: dict[str, str] = {}
+        for i, msg in enumerate(tool_msgs[: len(steps)]):
+            text = "\n".join(p.text for p in msg.content if isinstance(p, TextPart))  # parts, one per line
+            caught = program_captures(steps[i], text)
+            if caught is None:
+                names = ", ".join((steps[i].get("capture") or {}).keys())
+                return _reply(f"The reference program could not read {names} from the {steps[i]['tool']} result.")
+            values.update(caught)
+        if len(tool_msgs) < len(steps):
+            step = steps[len(tool_msgs)]
+            first_user = next((m for m in messages if m.role == "user"), None)
+            m = _INPUT_URL.search(first_user.text) if first_user is not None else None
+            input_ref = m.group(1) if m else (turn.images[0].path.rsplit("/", 1)[-1] if turn.images else "")
+            args = fill_program_args(step.get("arguments", {}), values, input_ref)
+            if args is None:
+                return _reply(f"The reference program has no value for a {step['tool']} argument.")
+            text = f"Step {len(tool_msgs) + 1}: calling {step['tool']}."  # the reference loop wants text first
+            out = _call(str(step["tool"]), args, f"ref-{len(tool_msgs)}")
+            out.message.content = [TextPart(text=text)]
+            return out
+        try:
+            return _reply(f"<answer>{str(program.get('answer', '')).format(**values)}</answer>")
+        except (KeyError, IndexError):
+            return _reply("The reference program's answer names a value it never captured.")
 
     def _replay(self, turn: Turn, calls: list[Any], tool_msgs: list[Message]) -> ModelOutput:
         step = len(tool_msgs)
@@ -221,6 +296,87 @@ def _detect_then_ocr(turn: Turn, plan: dict[str, Any], tool_msgs: list[Message],
         numbers.append(int(digits[0]))
     answer = ", ".join(str(n) for n in sorted(set(numbers)))
     return _reply("### Thinking Process\n" + "; ".join(lines) + "; numbers read by OCR.\n### Answer\n" + answer)
+# ---- VisualToolBench-style solutions: calls whose arguments and final answer are templates -------------
+# `{INFO.key}` = a value printed as `INFO: {json}` by an earlier call of the turn (later calls win),
+# `{RESULT}` = the last calculator result, `{PREV_NUMBER}` = the first number in the previous assistant
+# answer of the conversation (a gold or model answer of the earlier turn). Tool outputs are read both as
+# toolsight writes them and as the reference's `str(dict)` observations (VisualToolBench's official loop).
+_TOKEN = re.compile(r"\{(INFO\.[A-Za-z_]\w*|RESULT|PREV_NUMBER)\}")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _infos(text: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    dec = json.JSONDecoder()
+    pos = text.find("INFO:")
+    while pos >= 0:
+        start = text.find("{", pos)
+        if start < 0:
+            break
+        try:
+            obj, _ = dec.raw_decode(text, start)
+        except json.JSONDecodeError:
+            obj = None
+        if isinstance(obj, dict):
+            found.update(obj)
+        pos = text.find("INFO:", start)
+    return found
+
+
+def _calc_result(text: str) -> str | None:
+    import ast
+
+    try:
+        obj = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError):
+        obj = None
+    if isinstance(obj, dict):
+        r = obj.get("result")
+        return str(r) if r is not None and obj.get("status") != "error" else None
+    return text.strip() or None
+
+
+def _fill(template: str, values: dict[str, Any], result: str | None, prev: str | None) -> str | None:
+    missing = False
+
+    def sub(m: re.Match[str]) -> str:
+        nonlocal missing
+        key = m.group(1)
+        val = values.get(key[5:]) if key.startswith("INFO.") else (result if key == "RESULT" else prev)
+        if val is None:
+            missing = True
+            return m.group(0)
+        return str(val)
+
+    out = _TOKEN.sub(sub, template)
+    return None if missing else out
+
+
+def _replay_template(ti: int, turn: Turn, calls: list[Any], messages: list[Message],
+                     after: list[Message]) -> ModelOutput:
+    tool_msgs = [m for m in after if m.role == "tool"]
+    values: dict[str, Any] = {}
+    result: str | None = None
+    names = {c.id: c.name for m in after for c in m.tool_calls}
+    for m in tool_msgs:
+        values.update(_infos(m.text))
+        if names.get(m.tool_call_id or "") == "calculator":
+            result = _calc_result(m.text)
+    prev_answers = [m.text for m in messages[: len(messages) - len(after)] if m.role == "assistant" and m.text]
+    prev_nums = _NUMBER.findall(prev_answers[-1]) if prev_answers else []
+    prev = prev_nums[0] if prev_nums else None
+    step = len(tool_msgs)
+    if step < len(calls):
+        spec = calls[step]
+        args: dict[str, Any] = {}
+        for k, v in dict(spec.get("arguments", {})).items():
+            filled = _fill(v, values, result, prev) if isinstance(v, str) else v
+            if filled is None:
+                return _reply(f"The reference solution could not fill {k!r} of step {step + 1}: {v!r}")
+            args[k] = filled
+        return _call(str(spec["tool"]), args, f"ref-{ti}-{step}")
+    answer = _fill(str(turn.meta["answer_template"]), values, result, prev)
+    return _reply(answer if answer is not None else "The reference calls gave no readable answer.")
 
 
 class ReferenceModel(Model):

@@ -29,6 +29,7 @@ from toolsight.models.base import (
     ToolCall,
     Usage,
 )
+from toolsight.models.task_context import task_headers
 from toolsight.tools.base import ToolSpec
 
 if TYPE_CHECKING:  # the SDK is imported when a request needs it (~0.8 s): a route kept from an
@@ -268,6 +269,8 @@ class GoogleModel(Model):
         from google.genai import errors as genai_errors
 
         cfg = self.request_config(system, contents, tools, config)
+        if task_hdr := task_headers():  # per-request header naming the task (the scripted server keys on it)
+            cfg["http_options"]["headers"] = task_hdr
         try:
             resp = await asyncio.wait_for(
                 self.client().aio.models.generate_content(model=self.model_id, contents=".",

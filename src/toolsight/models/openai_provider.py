@@ -23,6 +23,7 @@ from toolsight.models.base import (
     ToolCall,
     Usage,
 )
+from toolsight.models.task_context import task_headers
 from toolsight.tools.base import ToolSpec
 
 if TYPE_CHECKING:  # the SDK is imported when a request needs it (~0.7 s): a route kept from an
@@ -164,7 +165,8 @@ class OpenAIModel(Model):
         cap = self._direct.begin_capture() if self.direct else None
         ok = False
         try:
-            request = client.chat.completions.create(**args, timeout=config.timeout)
+            request = client.chat.completions.create(
+                **args, timeout=config.timeout, extra_headers=task_headers() or None)
             resp = await stainless_call(self.name, openai, request, config.timeout, KEY_VARS[0])
             ok = True
         finally:

@@ -6,19 +6,23 @@ import base64
 import csv
 import io
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from toolsight.errors import ToolsightError
+from toolsight.log.files import atomic_write_text
 from toolsight.metrics.compute import RunMetrics, compute_run_metrics
 from toolsight.metrics.cost import PriceTable
 from toolsight.metrics.views import TaskView
 from toolsight.report import tables as T
 from toolsight.report.export import BASE_COLUMNS, CsvSink, tag_columns
 from toolsight.report.plots import PLOTS, write_plots
+from toolsight.report.safe import csv_cell
 
 FORMATS = ("md", "html", "json", "csv")
 
@@ -32,11 +36,31 @@ def _env() -> Environment:
                        autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
 
 
+def declared_tables(benchmarks: Sequence[str]) -> list[tuple[str, str]]:
+    """The (tag, metric) tables the runs' benchmarks show by default (their papers' tables), in order."""
+    from toolsight.benchmarks.registry import report_tables as declared
+
+    out: list[tuple[str, str]] = []
+    for name in dict.fromkeys(benchmarks):
+        out.extend(p for p in declared(name) if p not in out)
+    return out
+
+
 def report_tables(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting: str | None,
-                  metric: str = "score") -> list[T.Table]:
+                  metric: str = "score", layout: Sequence[tuple[str, str]] = ()) -> list[T.Table]:
+    """The tables: by the user's --by tags, or (without --by) the benchmarks' declared `layout`."""
     out = [T.score_table(metrics, base_setting)]
-    out += [T.group_table(metrics, tag, base_setting, metric) for tag in by]
-    out += [c for c in (T.chain_table(metrics, tag) for tag in by) if c is not None]
+    if by or not layout:
+        out += [T.group_table(metrics, tag, base_setting, metric) for tag in by]
+        out += [c for c in (T.chain_table(metrics, tag) for tag in by) if c is not None]
+    else:
+        for tag, kind in layout:
+            if kind == "tool_use":
+                tg = T.tool_group_table(metrics, tag)
+                if tg is not None:
+                    out.append(tg)
+            else:
+                out.append(T.group_table(metrics, tag, base_setting, kind))
     out.append(T.tool_table(metrics, base_setting))
     out.append(T.share_table(metrics, "tool"))
     if any(m.tool_use.category_counts != m.tool_use.tool_counts for m in metrics):
@@ -46,7 +70,39 @@ def report_tables(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting
     agree = T.agreement_table(metrics)
     if agree is not None:
         out.append(agree)
+    errs = T.error_category_table(metrics)
+    if errs is not None:
+        out.append(errs)
     return out
+
+
+def _viewer_url(run_dir: str, out_dir: Path | None) -> str:
+    """Where `toolsight view RUN` writes the run's index: relative to the report when it is
+    written to a folder, else an absolute file URL."""
+    index = Path(run_dir).resolve() / "viewer" / "index.html"
+    if out_dir is not None:
+        return Path(os.path.relpath(index, out_dir.resolve())).as_posix()
+    return index.as_uri()
+
+
+def _link_rows(tabs: list[T.Table], metrics: Sequence[RunMetrics], out_dir: Path | None) -> None:
+    """Link each run row to its trace viewer; a group column to the list filtered by that group,
+    the Errors column to the run's errors (the viewer keeps filters in the URL hash)."""
+    for t in tabs:
+        for r, m in enumerate(metrics):
+            base = _viewer_url(m.run_dir, out_dir)
+            t.links[(r, -1)] = base
+            for ci, col in enumerate(t.columns):
+                query: dict[str, str] = {}
+                if t.title == "Score" and col.name == "Errors":
+                    query = {"status": "error"}
+                elif t.group_key is not None and col.name != "Overall":
+                    keys = [k.strip() for k in t.group_key.split("+")]
+                    vals = col.name.split(" / ") if len(keys) > 1 else [col.name]
+                    if len(vals) == len(keys):
+                        query = dict(zip(keys, vals, strict=True))
+                if query:
+                    t.links[(r, ci)] = base + "#" + urlencode(query, quote_via=quote)
 
 
 def _warnings(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting: str | None) -> list[str]:
@@ -58,26 +114,38 @@ def _warnings(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting: st
         if m.n_records == 0:
             w.append(f"{m.run_dir} has no records")
         if m.n_unscored:
-            w.append(f"{m.run_dir}: {m.n_unscored} record(s) carry no score (run with --no-score?); "
-                     "use `toolsight score` and --scores NAME")
+            w.append(f"{m.run_dir}: {m.n_unscored} record(s) carry no score (a task without a gold answer, or a "
+                     "run with --no-score); they are left out of accuracy. To score them: `toolsight score` "
+                     "and --scores NAME")
     if base_setting and not any(m.setting == base_setting for m in metrics):
         w.append(f"base setting '{base_setting}' is not among the runs' settings "
                  f"({', '.join(sorted({m.setting for m in metrics}))}); no deltas shown")
     return w
 
 
+def _code(text: str) -> str:
+    """A markdown code span that survives backticks in the text (a fence longer than any run in it)."""
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _run_line(m: RunMetrics, md: bool = True) -> str:
     kinds = ", ".join(f"{k}: {v}" for k, v in m.error_kinds.items())
     errs = f"{m.n_errors} run error(s)" + (f" ({kinds})" if kinds else "")
-    q = "`" if md else ""
-    return (f"{q}{m.run_dir}{q} — {m.model} · {m.setting} · {m.benchmark}: {m.n_records} records, "
-            f"{m.n_scored} scored, {errs}, {m.n_score_errors} score error(s); scores from {m.scores_source}")
+    e = T.md_escape if md else str  # HTML is escaped by the template
+    return (f"{_code(m.run_dir) if md else m.run_dir} — {e(m.model)} · {e(m.setting)} · {e(m.benchmark)}: {m.n_records} records, "
+            f"{m.n_scored} scored, {errs}, {m.n_score_errors} score error(s); scores from {e(m.scores_source)}")
 
 
 def _markdown(metrics: Sequence[RunMetrics], tabs: list[T.Table], warnings: list[str],
               plots: list[Path], out_dir: Path | None) -> str:
     lines = ["# toolsight report", "", "Runs:", ""] + [f"- {_run_line(m)}" for m in metrics] + [""]
-    lines += [f"> warning: {w}" for w in warnings]
+    lines += [f"> warning: {T.md_escape(w)}" for w in warnings]
     if warnings:
         lines.append("")
     for t in tabs:
@@ -108,15 +176,16 @@ def _csv(tabs: list[T.Table]) -> str:
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({c: ("" if r.get(c) is None else r.get(c)) for c in cols})
+        w.writerow({c: csv_cell(r.get(c)) for c in cols})
     return buf.getvalue()
 
 
-def _json(metrics: Sequence[RunMetrics], tabs: list[T.Table], warnings: list[str]) -> str:
+def _json(metrics: Sequence[RunMetrics], tabs: list[T.Table], warnings: list[str], plots: list[Path]) -> str:
     doc: dict[str, Any] = {
         "runs": [m.model_dump(mode="json") for m in metrics],
         "tables": {t.title: T.to_rows(t) for t in tabs},
         "warnings": warnings,
+        "plots": [p.name for p in plots],
     }
     return json.dumps(doc, indent=2)
 
@@ -186,6 +255,12 @@ def build_report(
         if not (d / "manifest.json").is_file():
             raise ReportError(f"{d} is not a run directory (no manifest.json)")
     out = Path(out_dir) if out_dir is not None else None
+    layout: list[tuple[str, str]] = []
+    if not by:  # no --by: the benchmarks' own tables (e.g. VisualToolBench's APR by turn type x domain)
+        from toolsight.log.files import read_manifest
+
+        layout = declared_tables([read_manifest(d).benchmark for d in dirs])
+        by = list(dict.fromkeys(tag for tag, _ in layout))
     sink: CsvSink | None = None
     if out is not None:  # records.csv is written in the same single pass as the metrics
         sink = CsvSink(out / "records.csv", BASE_COLUMNS + tag_columns(dirs))
@@ -198,14 +273,20 @@ def build_report(
                 sink.run_dir = d
             m = compute_run_metrics(d, by, scores, human_grades, prices, sink=sink)
             metrics.extend(_split_rows(m, d, by, scores, human_grades, prices))
-    finally:
+    except BaseException:
         if sink is not None:
-            sink.close()
-    tabs = report_tables(metrics, by, base_setting, metric)
-    warnings = _warnings(metrics, by, base_setting)
+            sink.discard()  # never a truncated records.csv that looks complete
+        raise
+    if sink is not None:
+        sink.close()
+    tabs = report_tables(metrics, [] if layout else by, base_setting, metric, layout)
+    if fmt == "html":
+        _link_rows(tabs, metrics, out)
+    warnings = _warnings(metrics, [] if layout else by, base_setting)
     made: list[Path] = []
     tmp_dir: Path | None = None
-    if plots and fmt in ("md", "html") and (out is not None or fmt == "html"):
+    # with --out every format gets its plots (docs/reports.md); without, only HTML can embed them
+    if plots and (out is not None or fmt == "html"):
         import tempfile
 
         target = out if out is not None else Path(tempfile.mkdtemp(prefix="toolsight-plots-"))
@@ -217,7 +298,7 @@ def build_report(
         elif fmt == "html":
             text = _html(metrics, tabs, warnings, made, out)
         elif fmt == "json":
-            text = _json(metrics, tabs, warnings)
+            text = _json(metrics, tabs, warnings, made)
         else:
             text = _csv(tabs)
     finally:
@@ -227,7 +308,7 @@ def build_report(
             shutil.rmtree(tmp_dir, ignore_errors=True)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        (out / f"report.{fmt}").write_text(text, encoding="utf-8")
+        atomic_write_text(out / f"report.{fmt}", text)
     return text
 
 

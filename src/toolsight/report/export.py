@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import importlib
 import json
@@ -9,8 +10,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from toolsight.log.files import RECORDS
+from toolsight.log.files import RECORDS, atomic_writer
 from toolsight.metrics.views import TaskView, iter_views
+from toolsight.report.safe import csv_cell
 
 BASE_COLUMNS = [
     "run_dir", "benchmark", "model", "setting", "task_id", "turn_type", "n_turns", "error", "score_error",
@@ -62,22 +64,30 @@ def tag_columns(run_dirs: Iterable[Path]) -> list[str]:
 
 
 class CsvSink:
-    """Writes TaskView rows to a CSV as they stream by (one row per task, all runs in one file)."""
+    """Writes TaskView rows to a CSV as they stream by (one row per task, all runs in one file).
+
+    Rows go to a temp file renamed over `path` by `close()`; `discard()` (after an error) drops
+    it, so a killed or failed export never leaves a truncated CSV that looks complete."""
 
     def __init__(self, path: Path, columns: list[str]) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.columns = columns
-        self._fh = path.open("w", encoding="utf-8", newline="")
+        self._ctx = atomic_writer(path, newline="")
+        self._fh = self._ctx.__enter__()
         self._w = csv.DictWriter(self._fh, fieldnames=columns, extrasaction="ignore")
         self._w.writeheader()
         self.run_dir = Path(".")
 
     def __call__(self, v: TaskView) -> None:
         r = view_row(self.run_dir, v)
-        self._w.writerow({c: ("" if r.get(c) is None else r.get(c)) for c in self.columns})
+        self._w.writerow({c: csv_cell(r.get(c)) for c in self.columns})
 
     def close(self) -> None:
-        self._fh.close()
+        self._ctx.__exit__(None, None, None)
+
+    def discard(self) -> None:
+        err = RuntimeError("export abandoned")
+        with contextlib.suppress(RuntimeError):
+            self._ctx.__exit__(type(err), err, None)
 
 
 def export_records(run_dirs: Iterable[Path | str], out: Path | str, scores: str | None = None) -> Path:
@@ -105,6 +115,8 @@ def export_records(run_dirs: Iterable[Path | str], out: Path | str, scores: str 
             sink.run_dir = rd
             for v in iter_views(rd, scores):
                 sink(v)
-    finally:
-        sink.close()
+    except BaseException:
+        sink.discard()
+        raise
+    sink.close()
     return path

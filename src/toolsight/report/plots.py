@@ -10,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
 from toolsight.metrics.compute import RunMetrics
 
@@ -43,26 +44,38 @@ def accuracy_vs_proactivity(metrics: Sequence[RunMetrics], path: Path) -> Path:
     return path
 
 
-def tool_share_bars(metrics: Sequence[RunMetrics], path: Path, top: int = 12) -> Path:
-    """Grouped horizontal bars: share of calls per tool, one bar colour per run."""
+def tool_share_figure(metrics: Sequence[RunMetrics], top: int = 12) -> Figure:
+    """The tool-share bars as a figure: for each tool, one bar per run that made tool calls,
+    centred on the tool's label. Runs without tool calls get no (empty) slot — an empty slot
+    pushed the visible bars off their label — and are named in the legend title instead."""
     tot: Counter[str] = Counter()
     for m in metrics:
         tot.update(m.tool_use.tool_counts)
     names = [n for n, _ in tot.most_common(top)] or ["(no tool calls)"]
-    fig, ax = plt.subplots(figsize=(7, 0.45 * len(names) * max(1, len(metrics)) ** 0.5 + 1.5), dpi=100)
-    h = 0.8 / max(1, len(metrics))
-    for i, m in enumerate(metrics):
+    drawn = [m for m in metrics if m.tool_use.calls]
+    idle = [m for m in metrics if not m.tool_use.calls]
+    k = max(1, len(drawn))
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(names) * k ** 0.5 + 1.5), dpi=100)
+    h = 0.8 / k
+    for i, m in enumerate(drawn):
         vals = [100 * m.tool_use.tool_share.get(n, 0.0) for n in names]
-        ys = [j + i * h for j in range(len(names))]
-        ax.barh(ys, vals, height=h, label=_label(m))
-    ax.set_yticks([j + 0.4 - h / 2 for j in range(len(names))])
+        ys = [j + (i - (k - 1) / 2) * h for j in range(len(names))]
+        ax.barh(ys, vals, height=h, label=_label(m), color=f"C{metrics.index(m)}")
+    ax.set_yticks(list(range(len(names))))
     ax.set_yticklabels(names, fontsize=8)
-    ax.invert_yaxis()
+    ax.set_ylim(len(names) - 0.5, -0.5)  # first (most used) tool on top
     ax.set_xlabel("Share of tool calls (%)")
     ax.set_title("Tool-call share")
-    if metrics:
-        ax.legend(fontsize=7)
+    if drawn or idle:
+        title = ("no tool calls: " + ", ".join(_label(m) for m in idle)) if idle else None
+        ax.legend(fontsize=7, title=title, title_fontsize=7)
     fig.tight_layout()
+    return fig
+
+
+def tool_share_bars(metrics: Sequence[RunMetrics], path: Path, top: int = 12) -> Path:
+    """Grouped horizontal bars: share of calls per tool, one bar colour per run."""
+    fig = tool_share_figure(metrics, top)
     fig.savefig(path)
     plt.close(fig)
     return path
@@ -103,8 +116,11 @@ def chain_length_distribution(metrics: Sequence[RunMetrics], path: Path) -> Path
 def write_plots(metrics: Sequence[RunMetrics], out_dir: Path) -> list[Path]:
     """All report plots into `out_dir`; returns their paths (order of PLOTS)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    return [
-        accuracy_vs_proactivity(metrics, out_dir / PLOTS[0]),
-        tool_share_bars(metrics, out_dir / PLOTS[1]),
-        chain_length_distribution(metrics, out_dir / PLOTS[2]),
-    ]
+    made: list[Path] = []
+    draw = (accuracy_vs_proactivity, tool_share_bars, chain_length_distribution)
+    for name, fn in zip(PLOTS, draw, strict=True):
+        # drawn under a temp name and renamed: a killed report never leaves half a PNG
+        tmp = out_dir / f".{name}.partial{Path(name).suffix}"
+        fn(metrics, tmp)
+        made.append(tmp.replace(out_dir / name))
+    return made

@@ -48,6 +48,9 @@ class Table:
     columns: list[Column]
     rows: list[tuple[list[str], list[Cell]]] = field(default_factory=list)
     note: str = ""
+    group_key: str | None = None  # the tag whose values are the columns (group and chain tables)
+    # (row, column) -> URL of the trace viewer's filtered task list; column -1 = the row's Setting cell
+    links: dict[tuple[int, int], str] = field(default_factory=dict)
 
 
 def pct(x: float | None, digits: int = 1) -> str:
@@ -77,7 +80,8 @@ def _rank(table: Table) -> None:
         if len(table.rows) < 2 or not vals:
             continue
         best = vals[0]
-        second = vals[1] if len(vals) > 1 else None
+        # "second best" only when something ranks below it: with two values the second is the worst
+        second = vals[1] if len(vals) > 2 else None
         for _, cells in table.rows:
             c = cells[ci]
             if c.value is None:
@@ -146,7 +150,7 @@ def group_table(metrics: Sequence[RunMetrics], tag: str, base_setting: str | Non
     label = "APR" if metric == "pass_rate" else "Score"
     t = Table(f"{label} % by {tag}", ["Model", "Setting"],
               [Column("Overall", 1, True), *[Column(v, 1, True) for v in values]],
-              note=f"n per group in the JSON output; '–' = no scored task with that {tag}.")
+              note=f"n per group in the JSON output; '–' = no scored task with that {tag}.", group_key=tag)
     from toolsight.benchmarks.registry import group_cis
 
     ci = any(group_cis(name) for name in dict.fromkeys(m.benchmark for m in metrics))
@@ -209,7 +213,7 @@ def chain_table(metrics: Sequence[RunMetrics], tag: str) -> Table | None:
     t = Table(f"Chain length by {tag} (effective / reference)", ["Model", "Setting"],
               [Column(v) for v in values],
               note="Mean effective chain length / mean reference chain length over the group's tasks that have "
-                   "a reference chain; MAE of the effective length in parentheses.")
+                   "a reference chain; MAE of the effective length in parentheses.", group_key=tag)
     for m in metrics:
         cells: list[Cell] = []
         for v in values:
@@ -246,6 +250,56 @@ def tool_table(metrics: Sequence[RunMetrics], base_setting: str | None = None) -
         t.rows.append((_keys(m), [f(m) for _, f in cols]))
     _rank(t)
     _deltas(t, metrics, base_setting)
+    return t
+
+
+def tool_group_table(metrics: Sequence[RunMetrics], tag: str) -> Table | None:
+    """Proactivity, success rate and volume per value of `tag` (VisualToolBench Table 7), with total calls."""
+    values: list[str] = []
+    for m in metrics:
+        values.extend(v for v in m.tool_groups.get(tag, {}) if v not in values)
+    if not values:
+        return None
+    values = ordered_values(tag, values, metrics)
+    cols = [Column("Total #")]
+    for v in values:
+        cols += [Column(f"{v} proactivity", 1), Column(f"{v} success rate", 1), Column(f"{v} volume")]
+    t = Table(f"Tool use by {tag}", ["Model", "Setting"], cols,
+              note="Proactivity = share of tasks with ≥1 tool call; success rate = calls whose output is not an "
+                   "error / all calls; volume = calls per task (paper App. B.4).")
+    for m in metrics:
+        groups = m.tool_groups.get(tag, {})
+        cells = [Cell(float(m.tool_use.calls), str(m.tool_use.calls))]
+        for v in values:
+            g = groups.get(v)
+            if g is None:
+                cells += [Cell(None, "–")] * 3
+                continue
+            cells += [Cell(g.proactivity, num(g.proactivity, 4)), Cell(g.success_rate, num(g.success_rate, 4)),
+                      Cell(g.volume, num(g.volume))]
+        t.rows.append((_keys(m), cells))
+    _rank(t)
+    return t
+
+
+def error_category_table(metrics: Sequence[RunMetrics]) -> Table | None:
+    """Failed tasks by error category, when a judge classified them (VisualToolBench Table 4)."""
+    cats: list[str] = []
+    for m in metrics:
+        cats.extend(c for c in m.error_categories if c not in cats)
+    if not cats:
+        return None
+    t = Table("Error categories % (failed tasks)", ["Model", "Setting"], [Column("Classified"),
+              *[Column(c, 0, True) for c in cats]],
+              note="Share of the classified failed tasks per category (an optional judge analysis: "
+                   "`toolsight score RUN --scorer visualtoolbench-errors --judge MODEL`).")
+    for m in metrics:
+        tot = sum(m.error_categories.values())
+        cells = [Cell(float(tot), str(tot))]
+        for c in cats:
+            share = m.error_categories.get(c, 0) / tot if tot else None
+            cells.append(Cell(share, pct(share, 2)))
+        t.rows.append((_keys(m), cells))
     return t
 
 
@@ -288,8 +342,20 @@ def agreement_table(metrics: Sequence[RunMetrics]) -> Table | None:
 
 
 # ---- rendering ---------------------------------------------------------------------------------
+_MD_SPECIAL = str.maketrans({
+    "|": "\\|", "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_",
+    "<": "&lt;", ">": "&gt;", "&": "&amp;", "\n": " ", "\r": " ",
+})
+
+
+def md_escape(s: str) -> str:
+    """Text for a markdown table cell: no markup, HTML or line break from a model- or tool-supplied string."""
+    # `[text](url)` and `![alt](src)` need "](": breaking it keeps brackets readable in "[95% CI]"
+    return s.translate(_MD_SPECIAL).replace("](", "]\\(")
+
+
 def _md_escape(s: str) -> str:
-    return s.replace("|", "\\|")
+    return md_escape(s)
 
 
 def to_markdown(t: Table) -> str:
@@ -297,7 +363,7 @@ def to_markdown(t: Table) -> str:
     lines = [f"### {t.title}", "", "| " + " | ".join(_md_escape(h) for h in head) + " |",
              "|" + "|".join(["---"] * len(t.key_columns) + ["---:"] * len(t.columns)) + "|"]
     for keys, cells in t.rows:
-        out = [_md_escape(k) for k in keys]
+        out = [_md_escape(k) for k in keys]  # no viewer links: the md report is read in terminals too
         for c in cells:
             s = _md_escape(c.text)
             if c.mark == "best":
@@ -313,17 +379,24 @@ def to_markdown(t: Table) -> str:
 
 def to_html(t: Table) -> str:
     e = html.escape
-    parts = [f"<h3>{e(t.title)}</h3>", "<table class='ts'>", "<thead><tr>"]
+    # the wrapper scrolls sideways: a wide table (many tools) never overflows the page
+    parts = [f"<h3>{e(t.title)}</h3>", "<div class='table-wrap'><table class='ts'>", "<thead><tr>"]
     parts += [f"<th>{e(h)}</th>" for h in t.key_columns]
     parts += [f"<th class='num'>{e(c.name)}</th>" for c in t.columns]
     parts.append("</tr></thead><tbody>")
-    for keys, cells in t.rows:
-        parts.append("<tr>" + "".join(f"<td>{e(k)}</td>" for k in keys))
-        for c in cells:
+    for r, (keys, cells) in enumerate(t.rows):
+        texts = [e(k) for k in keys]
+        if (r, -1) in t.links:
+            texts[-1] = f"<a class='viewer' href='{e(t.links[(r, -1)])}'>{texts[-1]}</a>"
+        parts.append("<tr>" + "".join(f"<td>{k}</td>" for k in texts))
+        for ci, c in enumerate(cells):
             cls = f"num {c.mark}".strip()
-            parts.append(f"<td class='{cls}'>{e(c.text)}</td>")
+            text = e(c.text)
+            if (r, ci) in t.links:
+                text = f"<a class='viewer' href='{e(t.links[(r, ci)])}'>{text}</a>"
+            parts.append(f"<td class='{cls}'>{text}</td>")
         parts.append("</tr>")
-    parts.append("</tbody></table>")
+    parts.append("</tbody></table></div>")
     if t.note:
         parts.append(f"<p class='note'>{e(t.note)}</p>")
     return "\n".join(parts)
@@ -334,8 +407,15 @@ def to_rows(t: Table) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     for keys, cells in t.rows:
         for col, c in zip(t.columns, cells, strict=True):
+            # a "%" column holds percentages here too, as its name (and the md/html text) says
+            scale = 100.0 if col.percent else 1.0
             out.append({
                 "table": t.title, **dict(zip(t.key_columns, keys, strict=True)), "column": col.name,
-                "value": c.value, "lo": c.lo, "hi": c.hi, "delta": c.delta, "mark": c.mark,
+                "value": _scaled(c.value, scale), "lo": _scaled(c.lo, scale), "hi": _scaled(c.hi, scale),
+                "delta": _scaled(c.delta, scale), "mark": c.mark,
             })
     return out
+
+
+def _scaled(x: float | None, scale: float) -> float | None:
+    return None if x is None else round(x * scale, 10)

@@ -1,11 +1,16 @@
 """The trace viewer: a static HTML site (jinja2, no server needed) for browsing one run.
 
-`build_viewer` streams the records once: each task gets its own page (the conversation step by
-step, every tool call's code or arguments and output, the images inline, the final answer, the
-gold answer, the score with the judge's explanation), and the index lists every task with
-filters (correct / incorrect / error, any tag, free text). Images are linked relatively when the
-site lives inside the run directory, copied into the site otherwise. `serve` serves it on
-127.0.0.1 (optional — the files open fine from disk).
+`build_viewer` streams the last record of each task once: each task gets its own page (the
+conversation step by step, every tool call's code or arguments and output, each tool step's
+input and output images side by side with click-to-zoom, the final answer, the gold answer, the
+score with the judge's explanation), and the index has a run summary (accuracy and APR with 95%
+CIs, tokens, cost, configuration) above a sortable, paginated, filterable task list (status, any
+tag, free text; state kept in the URL hash, so a report can link to a filtered list). Images are
+linked relatively when the site lives inside the run directory, copied into the site otherwise.
+`serve` serves it on 127.0.0.1 (optional — the files open fine from disk) and, with `live=True`,
+rebuilds it while the run is still writing records. Several runs side by side: `viewer_compare`.
+Every model- or tool-supplied string reaches the page through jinja2's autoescape or the DOM's
+`textContent` (the task list is built from JSON by script), never as markup.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import json
 import os
 import shutil
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,12 +28,22 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from toolsight.agents.trajectory import ToolCallRecord
+from toolsight.log.files import iter_latest_records
 from toolsight.metrics.chain import task_chain
-from toolsight.metrics.views import ScoreLite, load_scores, scores_path
+from toolsight.metrics.compute import RunMetrics, metrics_from_views
+from toolsight.metrics.cost import PriceTable
+from toolsight.metrics.views import ScoreLite, lite, load_scores, scores_path, view_of
 from toolsight.models.base import ImagePart, Message, TextPart
 from toolsight.record import Record
+from toolsight.report.viewer_serve import (
+    DEFAULT_PORT,
+    RecordsWatcher,
+    ViewerError,
+    make_site_server,
+    write_live,
+)
 from toolsight.scoring.base import Score
-from toolsight.store import artifact_dir, iter_records, read_manifest, safe_name
+from toolsight.store import artifact_dir, read_manifest, safe_name
 from toolsight.tasks.schema import Task
 
 INDEX = "index.html"
@@ -38,6 +53,7 @@ def _env() -> Environment:
     env = Environment(loader=PackageLoader("toolsight.report", "templates"),
                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
     env.filters["pct"] = lambda x: "–" if x is None else f"{100 * float(x):.1f}%"
+    env.filters["num"] = lambda x: "–" if x is None else f"{int(x):,}"
     return env
 
 
@@ -70,12 +86,13 @@ class _Images:
     site: Path
     copy: bool
     copied: set[Path] = field(default_factory=set)
+    prefix: str = ""  # a sub-folder per run when several runs copy into one site
 
     def url(self, src: Path, page_dir: Path, task_id: str) -> str | None:
         if not src.is_file():
             return None
         if self.copy:
-            dest = self.site / "img" / safe_name(task_id) / src.name
+            dest = self.site / "img" / self.prefix / safe_name(task_id) / src.name
             if dest not in self.copied:
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, dest)
@@ -193,9 +210,93 @@ def _step(m: Message, img: Any, calls: Mapping[str, ToolCallRecord], effective: 
         c = calls[m.tool_call_id]
         in_msg = {i["id"] for i in imgs}
         produced = [img(a) for a in c.artifacts if a not in in_msg]
+        if c.error and c.error in step["text"]:
+            # a failed tool's text usually *is* its error: show it once, in the error line
+            step["text"] = step["text"].replace(c.error, "", 1).strip()
         step["result"] = {"name": c.name, "ok": c.ok, "error": c.error, "duration": c.duration_s,
-                          "produced": produced, "effective": c.id in effective}
+                          "produced": produced, "effective": c.id in effective,
+                          "inputs": [img(a) for a in c.inputs]}
     return step
+
+
+def _score_table(rd: Path, scores: str | None) -> dict[str, Any] | None:
+    """task id -> raw score dict from a scores file (validated with a clear message), or None."""
+    if not scores:
+        return None
+    load_scores(rd, scores)  # validates the file with a clear message
+    table: dict[str, Any] = {}
+    with scores_path(rd, scores).open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                d = json.loads(line)
+                table[str(d["task_id"])] = d.get("score")
+    return table
+
+
+def record_score(rec: Record, table: Mapping[str, Any] | None) -> Score | None:
+    """The score to show: the scores file's when one is given, else the record's own."""
+    if table is None:
+        return rec.score
+    raw = table.get(rec.task_id)
+    return Score.model_validate(raw) if raw is not None else None
+
+
+def task_row(rec: Record, score: Score | None, ctx: Mapping[str, Any], href: str) -> dict[str, Any]:
+    """One task-list row (plain JSON: the index builds its table from these with textContent)."""
+    last = rec.trajectory.turns[-1] if rec.trajectory.turns else None
+    answer = last.answer if last and last.answer is not None else (last.response if last else "")
+    tags = dict(rec.tags)
+    tags.setdefault("turn_type", "multi" if len(ctx["gold"]) > 1 else "single")
+    u = rec.trajectory.usage
+    error = rec.error or (score.error if score else None) or ""
+    row: dict[str, Any] = {
+        "id": rec.task_id, "href": href, "status": ctx["status"],
+        "value": score.value if score is not None and score.error is None and rec.error is None else None,
+        "answer": _clip(answer), "gold": _clip(" | ".join(ctx["gold"])), "calls": len(rec.trajectory.tool_calls),
+        "tokens": u.input_tokens + u.output_tokens, "duration": round(rec.duration_s, 2),
+        "stop": rec.trajectory.stop_reason, "error": _clip(error), "tags": tags,
+    }
+    row["text"] = " ".join([rec.task_id, row["answer"], row["gold"], row["error"]]).lower()
+    return row
+
+
+def _clip(text: str, n: int = 600) -> str:
+    """A list cell's text (the task page has the full text): keeps a 10,000-task index small."""
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def run_summary(m: RunMetrics, manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The index's summary: accuracy / APR with CIs, counts, tokens, cost, and the configuration."""
+    opts = manifest.get("options") or {}
+    ds = manifest.get("dataset") or {}
+    config = {
+        "benchmark": manifest.get("benchmark"), "setting": manifest.get("setting"), "model": manifest.get("model"),
+        "judge": manifest.get("judge"), "created": manifest.get("created"), "run id": manifest.get("run_id"),
+        "toolsight": manifest.get("toolsight_version"),
+        "dataset": f"{ds.get('path', '')} ({ds.get('n_tasks', '?')} tasks, hash {str(ds.get('hash', ''))[:12]})",
+        "tools": ", ".join(str(t.get("name")) for t in manifest.get("tools") or [] if isinstance(t, dict)) or "none",
+        "generate": _compact(opts.get("generate")), "caps": _compact(opts.get("caps")),
+        "scorer mode": opts.get("scorer_mode"),
+    }
+    u = m.usage
+    return {
+        "score": m.overall.score, "apr": m.overall.pass_rate, "n_records": m.n_records, "n_scored": m.n_scored,
+        "n_errors": m.n_errors, "n_score_errors": m.n_score_errors, "n_unscored": m.n_unscored,
+        "input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "tokens_per_task": u.tokens_per_task,
+        "cost": u.cost_usd, "cost_per_task": u.cost_per_task_usd, "tcr": m.tool_use.proactivity.value,
+        "calls_per_task": m.tool_use.volume.value,
+        "config": {k: v for k, v in config.items() if v not in (None, "", {})},
+        "manifest": json.dumps(manifest, indent=2, ensure_ascii=False, default=str),
+    }
+
+
+def _compact(x: Any) -> str:
+    if not x:
+        return ""
+    if isinstance(x, dict):
+        return ", ".join(f"{k}={v}" for k, v in x.items() if v is not None)
+    return str(x)
 
 
 def build_viewer(
@@ -204,11 +305,13 @@ def build_viewer(
     scores: str | None = None,
     copy_images: bool | None = None,
     tasks: Mapping[str, Task] | None = None,
+    prices: PriceTable | None = None,
 ) -> Path:
     """Write the site (default `RUN_DIR/viewer/`) and return the path of its index.html.
 
     `scores` shows a re-scored file instead of the records' scores. `copy_images` defaults to
     False when the site is inside the run directory (relative links) and True otherwise.
+    `prices` (a price table) adds cost to the summary.
     """
     rd = Path(run_dir)
     manifest = read_manifest(rd).model_dump(mode="json")
@@ -217,31 +320,21 @@ def build_viewer(
     inside = site.resolve().is_relative_to(rd.resolve())
     images = _Images(rd, site, copy=(not inside) if copy_images is None else copy_images)
     task_map = tasks if tasks is not None else _load_tasks(rd)
-    score_table: dict[str, Any] | None = None
-    if scores:
-        load_scores(rd, scores)  # validates the file with a clear message
-        score_table = {}
-        with scores_path(rd, scores).open(encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    d = json.loads(line)
-                    score_table[str(d["task_id"])] = d.get("score")
+    score_table = _score_table(rd, scores)
     env = _env()
     page_tpl = env.get_template("task.html.j2")
     pages = site / "tasks"
     pages.mkdir(exist_ok=True)
     rows: list[dict[str, Any]] = []
+    views = []
     tag_values: dict[str, set[str]] = {}
     pending: tuple[str, dict[str, Any], str | None] | None = None
-    for rec in iter_records(rd):
-        if score_table is not None:
-            raw = score_table.get(rec.task_id)
-            score = Score.model_validate(raw) if raw is not None else None
-        else:
-            score = rec.score
+    for rec in iter_latest_records(rd):  # a resumed run may hold an older record of a task: skip it
+        score = record_score(rec, score_table)
         task = task_map.get(rec.task_id) if task_map is not None else None
         name = f"{safe_name(rec.task_id)}.html"
         ctx = _task_context(rec, score, task, images, pages)
+        views.append(view_of(rec, lite(score), task))
         # pages are written one record late, so each knows its next task (one context held at a time)
         if pending is not None:
             pname, pctx, prev_name = pending
@@ -250,33 +343,32 @@ def build_viewer(
             pending = (name, ctx, pname)
         else:
             pending = (name, ctx, None)
-        for k, v in rec.tags.items():
+        row = task_row(rec, score, ctx, f"tasks/{name}")
+        for k, v in row["tags"].items():
             tag_values.setdefault(k, set()).add(v)
-        last = rec.trajectory.turns[-1] if rec.trajectory.turns else None
-        rows.append({
-            "id": rec.task_id, "href": f"tasks/{name}", "status": ctx["status"], "tags": rec.tags,
-            "value": score.value if score is not None and score.error is None and rec.error is None else None,
-            "answer": _short(last.answer if last and last.answer is not None else (last.response if last else "")),
-            "gold": " | ".join(ctx["gold"]), "calls": len(rec.trajectory.tool_calls),
-            "stop": rec.trajectory.stop_reason, "error": rec.error or (score.error if score else None) or "",
-        })
+        rows.append(row)
     if pending is not None:
         pname, pctx, prev_name = pending
         (pages / pname).write_text(page_tpl.render(manifest=manifest, prev=prev_name, next=None, **pctx),
                                    encoding="utf-8")
+    metrics = metrics_from_views(views, prices=prices, run_dir=rd)
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     index = site / INDEX
-    index.write_text(env.get_template("index.html.j2").render(
+    tmp = site / (INDEX + ".tmp")
+    tmp.write_text(env.get_template("index.html.j2").render(
         manifest=manifest, rows=rows, counts=counts, scores=scores or "records",
-        tags={k: sorted(v) for k, v in sorted(tag_values.items())},
+        tags={k: sorted(v) for k, v in sorted(tag_values.items())}, summary=run_summary(metrics, manifest),
     ), encoding="utf-8")
+    tmp.replace(index)  # a live page never loads half an index
+    write_live(site, [rd], len(rows), finished=bool(manifest.get("finished")))
     return index
 
 
 def _site_root(directory: Path) -> tuple[Path, str]:
-    """The folder to serve (the run dir when the site is inside one) and the index URL path."""
+    """The folder to serve (the run dir when the site is inside one, so linked images resolve;
+    never more than that) and the index URL path."""
     d = directory.resolve()
     for parent in [d, *d.parents]:
         if (parent / "manifest.json").is_file():
@@ -284,28 +376,30 @@ def _site_root(directory: Path) -> tuple[Path, str]:
     return d, INDEX
 
 
-def make_server(path: Path | str, port: int = 8765) -> tuple[http.server.ThreadingHTTPServer, str]:
-    """A 127.0.0.1 HTTP server for a site folder (or a run dir: builds its viewer); returns it and the URL."""
+def make_server(path: Path | str, port: int = DEFAULT_PORT) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """A 127.0.0.1 HTTP server for a site folder (or a run dir: builds its viewer); returns it and the URL.
+
+    A taken port raises `ViewerError` with one line naming the port and the fix.
+    """
     p = Path(path)
     if (p / "manifest.json").is_file() and not (p / INDEX).is_file():
         p = build_viewer(p).parent
     root, index = _site_root(p)
-
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, directory=str(root), **kwargs)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server = make_site_server(root, port)
     return server, f"http://127.0.0.1:{server.server_address[1]}/{index}"
 
 
-def serve(path: Path | str, port: int = 8765, background: bool = False) -> http.server.ThreadingHTTPServer:
-    """Serve a viewer site on 127.0.0.1:`port` (blocks unless `background`)."""
+def serve(path: Path | str, port: int = DEFAULT_PORT, background: bool = False,
+          rebuild: Any = None, watch: Sequence[Path] = ()) -> http.server.ThreadingHTTPServer:
+    """Serve a viewer site on 127.0.0.1:`port` (blocks unless `background`).
+
+    With `rebuild` (a no-argument callable) and `watch` (run directories), the site is rebuilt
+    whenever a watched records.jsonl changes, and open index pages reload themselves.
+    """
     server, url = make_server(path, port)
-    print(f"serving {url} (Ctrl-C to stop)", flush=True)
+    watcher = RecordsWatcher(watch, rebuild).start() if rebuild is not None and watch else None
+    live = " · live: rebuilds as records arrive" if watcher is not None else ""
+    print(f"serving {url} (Ctrl-C to stop){live}", flush=True)
     if background:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         return server
@@ -314,5 +408,10 @@ def serve(path: Path | str, port: int = 8765, background: bool = False) -> http.
     except KeyboardInterrupt:
         pass
     finally:
+        if watcher is not None:
+            watcher.stop()
         server.server_close()
     return server
+
+
+__all__ = ["DEFAULT_PORT", "INDEX", "ViewerError", "build_viewer", "make_server", "serve"]

@@ -47,8 +47,9 @@ class Extracted:
     rule: str
 
 
-def answer_tag(text: str) -> str | None:
-    """The stripped content of the last complete `<answer>…</answer>` pair, or None."""
+def tag_content(text: str) -> str | None:
+    """The stripped content of the last complete `<answer>…</answer>` pair — `""` when the pair is
+    empty — or None when there is no complete pair."""
     closes = list(_CLOSE.finditer(text))
     if not closes:
         return None
@@ -56,8 +57,12 @@ def answer_tag(text: str) -> str | None:
     opens = [m for m in _OPEN.finditer(text, 0, end.start())]
     if not opens:
         return None
-    inner = text[opens[-1].end():end.start()].strip()
-    return inner or None
+    return text[opens[-1].end():end.start()].strip()
+
+
+def answer_tag(text: str) -> str | None:
+    """The stripped content of the last complete `<answer>…</answer>` pair, or None (also when empty)."""
+    return tag_content(text) or None
 
 
 def answer_section(text: str) -> str | None:

@@ -70,9 +70,8 @@ def _load() -> None:
     register_scorer("label_set", lambda mode: LabelSetScorer())
     register_scorer("semantic_judge", lambda mode: SemanticJudgeScorer(mode=mode))
     register_scorer("rubric", lambda mode: RubricScorer(mode=mode))
-    register_scorer("visualtoolbench", visualtoolbench.make_scorer)
     register_scorer("visbrowse", visbrowse.make_scorer)
-    for module in (tir, vtc, phystool):
+    for module in (tir, vtc, phystool, visualtoolbench):
         for name, factory in module.SCORERS.items():
             register_scorer(name, factory)
     for ep in entry_points(group="toolsight.scorers"):

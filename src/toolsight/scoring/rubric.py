@@ -133,7 +133,7 @@ class RubricResult:
     def row(self) -> dict[str, Any]:
         return {
             "turn": self.turn, "id": self.rubric.id, "text": self.rubric.text, "weight": self.rubric.weight,
-            "critical": self.rubric.is_critical, "met": self.met, "fails_task": self.fails_task,
+            "critical": self.rubric.is_critical, "kind": self.rubric.kind, "met": self.met, "fails_task": self.fails_task,
             "explanation": self.explanation, "reply": self.reply, "error": self.error,
         }
 

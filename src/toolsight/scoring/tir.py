@@ -225,10 +225,14 @@ def _matches_option(text: str, option: str) -> bool:
     return a is not None and b is not None and a == b and bool(re.fullmatch(r"[\d\s.,%°$€£¥+-]+", text.strip()))
 
 
+_OTHER_LETTER = re.compile(r"(?:[\s,;/&]|and|or)*([A-J])\W*")
+
+
 def resolve_choice(e: str, opts: dict[str, str] | None, allowed: str) -> str | None:
     """The option letter an extracted answer names (corrected mode), or None when it names none
     or several. Order: a bare letter (any case, wrapped); an option's text; a letter label followed
-    by that option's text (or by text naming no other option); a phrase naming one letter
+    by that option's text (or by text naming no other option, and not by another option's letter:
+    `A D` names two); a phrase naming one letter
     (`extract.choice_letter`); a number equal to exactly one option's number; a single standalone
     capital letter among the allowed ones."""
     bare = re.fullmatch(r"\W*([A-Ja-j])\W*", e)
@@ -243,6 +247,9 @@ def resolve_choice(e: str, opts: dict[str, str] | None, allowed: str) -> str | N
             rest = label.group(2)
             if label.group(1) in opts and _matches_option(rest, opts[label.group(1)]):
                 return label.group(1)
+            other = _OTHER_LETTER.fullmatch(rest)
+            if other and other.group(1) in allowed and other.group(1) != label.group(1):
+                return None  # "A D", "A, D", "A or D": two options named
             if not any(_matches_option(rest, v) for v in opts.values()):
                 return label.group(1)
             return None

@@ -8,14 +8,19 @@ the benchmark's name, the conversion from the reference's files (a model-respons
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from toolsight.errors import ToolsightError
-from toolsight.scoring.base import Score
-from toolsight.scoring.rubric import Mode, RubricScorer
+from toolsight.models.base import GenerateConfig
+from toolsight.scoring.base import Score, ScoreContext
+from toolsight.scoring.judge import JudgeRunner
+from toolsight.scoring.rubric import Mode, RubricScorer, gold_text
+from toolsight.scoring.rubric_check import CheckJudge, has_checks
 from toolsight.tasks.schema import Rubric, Task, Turn
 
 STEM_CATEGORIES = ("chemistry", "maths", "biology", "engineering", "physics")
@@ -25,9 +30,131 @@ class VisualToolBenchFormatError(ToolsightError, ValueError):
     """A reference record that cannot be converted (missing key, bad rubric)."""
 
 
-def make_scorer(mode: Mode = "official") -> RubricScorer:
+JSON_MODE = {"response_format": {"type": "json_object"}}
+
+
+def judge_config(ctx: ScoreContext, mode: Mode) -> GenerateConfig:
+    """The judge request settings: the reference sends no temperature or seed and asks for JSON mode.
+
+    JSON mode (`response_format`) goes only to OpenAI-protocol judges (`openai/…` specs); the others have
+    no such field. `corrected` keeps toolsight's deterministic settings (temperature 0, seed 0).
+    """
+    cfg = ctx.judge_config
+    if mode == "official":
+        cfg = cfg.model_copy(update={"temperature": None, "seed": None})
+    name = ctx.judge.name if ctx.judge is not None else ""
+    if name.startswith("openai/") and "response_format" not in cfg.extra_body:
+        cfg = cfg.model_copy(update={"extra_body": {**cfg.extra_body, **JSON_MODE}})
+    return cfg
+
+
+class VisualToolBenchScorer:
+    """The rubric scorer with the benchmark's judge settings, or the deterministic checker without a judge.
+
+    With a judge (`--judge`): every rubric goes to it (official prompt, JSON mode). Without one, a task
+    whose rubrics all carry checks (the generated set) is judged by `CheckJudge`; any other task gets a
+    `Score.error` saying to pass `--judge` (re-score later with `toolsight score RUN --judge MODEL`).
+    """
+
+    def __init__(self, mode: Mode = "official") -> None:
+        self.mode: Mode = mode
+        self.rubrics = RubricScorer(mode=mode, name="visualtoolbench")
+        self.name = "visualtoolbench"
+
+    async def score(self, task: Task, responses: list[str], ctx: ScoreContext) -> Score:
+        if ctx.judge is None and any(t.rubrics for t in task.turns):  # no rubric needs no judge
+            if not has_checks(task):
+                return Score(scorer=self.name, error=(
+                    f"task {task.id}: rubric judging needs a judge model: pass --judge MODEL "
+                    "(e.g. --judge openai/o4-mini), or re-score with `toolsight score RUN --judge MODEL`"))
+            ctx = ctx.model_copy(update={"judge": CheckJudge(task)})
+        elif ctx.judge is not None:
+            ctx = ctx.model_copy(update={"judge_config": judge_config(ctx, self.mode)})
+        return await self.rubrics.score(task, responses, ctx)
+
+
+def make_scorer(mode: Mode = "official") -> VisualToolBenchScorer:
     """The VisualToolBench scorer in `official` or `corrected` mode."""
-    return RubricScorer(mode=mode, name="visualtoolbench")
+    return VisualToolBenchScorer(mode)
+
+
+# ---- App. B.6 error categories: an optional, judge-driven analysis of failed tasks -----------------------
+
+ERROR_CATEGORIES = ("visual perception", "reasoning", "calculation", "other")
+# The paper names the categories (App. B.6) but publishes no prompt; this one is toolsight's.
+ERROR_ANALYSIS_TEMPLATE = (
+    "You are analysing why a multimodal model failed a visual reasoning task that it could solve with tools "
+    "(image processing in Python, a Python interpreter, a calculator, web search).\n\n"
+    "Classify the model's main error into exactly one category:\n"
+    "- visual perception: the model could not correctly perceive, interpret or extract the relevant "
+    "information from the image (misidentified objects, overlooked regions, misread text or numbers).\n"
+    "- reasoning: flawed logical inference or problem-solving steps (invalid intermediate steps, "
+    "contradictions, inconsistent conclusions).\n"
+    "- calculation: incorrect arithmetic or symbolic computation (wrong arithmetic, misapplied formulas, "
+    "numerical inaccuracies).\n"
+    "- other: anything else (incomplete responses, refusals, hitting the maximum number of tool calls).\n\n"
+    "**Question:** {question}\n\n"
+    "**Golden Answer:** {golden_answer}\n\n"
+    "**Rubric criteria the model did not meet:**\n{unmet}\n\n"
+    "**Model Answer:** {model_answer}\n\n"
+    "Return JSON: {{\"explanation\": \"one sentence\", \"error_category\": \"visual perception\" | "
+    "\"reasoning\" | \"calculation\" | \"other\"}}"
+)
+
+
+def parse_error_category(reply: str) -> str | None:
+    """The category named in a reply's JSON (`error_category`), normalised; None when there is none."""
+    start, end = reply.find("{"), reply.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        obj = json.loads(reply[start:end + 1])
+    except ValueError:
+        return None
+    raw = obj.get("error_category") if isinstance(obj, dict) else None
+    if not isinstance(raw, str):
+        return None
+    low = re.sub(r"[\s_\-]+", " ", raw).strip(" .").casefold()
+    for cat in ERROR_CATEGORIES:
+        if low == cat or low.startswith(cat.split()[0]):
+            return cat
+    return None
+
+
+def error_prompt(task: Task, responses: list[str], score: Score) -> str:
+    """The error-analysis prompt for a failed task: every turn's question and gold, the unmet rubrics."""
+    rows = score.details.get("rubrics") or []
+    unmet = [f"- (turn {int(r.get('turn', 0)) + 1}, weight {r.get('weight')}) {r.get('text')}" for r in rows
+             if isinstance(r, dict) and r.get("met") is False]
+    question = "\n".join(f"[Turn {i + 1}] {t.prompt}" if task.is_multi_turn else t.prompt
+                         for i, t in enumerate(task.turns))
+    gold = "\n".join(gold_text(t) for t in task.turns)
+    answer = "\n".join(responses)
+    return ERROR_ANALYSIS_TEMPLATE.format(question=question, golden_answer=gold, unmet="\n".join(unmet) or "-",
+                                          model_answer=answer)
+
+
+class ErrorAnalysisScorer(VisualToolBenchScorer):
+    """The rubric score plus, for a failed task, the judge's error category in `details['error_category']`."""
+
+    def __init__(self, mode: Mode = "official") -> None:
+        super().__init__(mode)
+        self.name = "visualtoolbench-errors"
+
+    async def score(self, task: Task, responses: list[str], ctx: ScoreContext) -> Score:
+        score = await super().score(task, responses, ctx)
+        if score.error is not None or score.passed or ctx.judge is None:
+            return score
+        runner = JudgeRunner.from_context(ctx, self.name)
+        outcome = await runner.ask(error_prompt(task, responses, score), parse_error_category)
+        details = dict(score.details)
+        details["error_category"] = outcome.value
+        if outcome.error:
+            details["error_category_error"] = outcome.error
+        return score.model_copy(update={"details": details, "judge_calls": [*score.judge_calls, *outcome.calls]})
+
+
+SCORERS = {"visualtoolbench": make_scorer, "visualtoolbench-errors": ErrorAnalysisScorer}
 
 
 def _flag(value: Any) -> bool | None:
@@ -38,18 +165,33 @@ def _flag(value: Any) -> bool | None:
     return None
 
 
+#: key spellings seen for the two rubric-type fields (the dataset card does not show the exact keys)
+KIND_KEYS = ("objective/subjective", "objective_subjective", "type", "rubric_type", "objective")
+EXPLICIT_KEYS = ("explicit/implicit", "explicit_implicit", "explicit", "implicit/explicit")
+
+
+def _first(raw: Mapping[str, Any], keys: tuple[str, ...]) -> str:
+    for k in keys:
+        v = raw.get(k)
+        if isinstance(v, str) and v.strip():
+            return v.strip().lower()
+    return ""
+
+
 def rubrics_from_official(rubrics: Mapping[str, Any], where: str) -> list[Rubric]:
     """`{rubric_id: {description, weight, critical: "yes"/"no", ...}}` → Rubric list, in order."""
     out: list[Rubric] = []
     for rid, raw in rubrics.items():
         if not isinstance(raw, Mapping) or "description" not in raw or "weight" not in raw:
             raise VisualToolBenchFormatError(f"{where}: rubric {rid!r} needs 'description' and 'weight'")
-        kind = str(raw.get("objective/subjective") or raw.get("type") or "objective").lower()
-        cats = raw.get("category") or []
+        kind = _first(raw, KIND_KEYS) or "objective"
+        explicit = _first(raw, EXPLICIT_KEYS)
+        cats = raw.get("category") or raw.get("categories") or []
         try:
             out.append(Rubric(
                 id=str(rid), text=str(raw["description"]), weight=int(raw["weight"]), critical=_flag(raw.get("critical")),
                 kind="subjective" if kind.startswith("subj") else "objective",
+                explicit=(explicit.startswith("exp") if explicit.startswith(("exp", "imp")) else None),
                 categories=[str(c) for c in (cats if isinstance(cats, list) else [cats])],
             ))
         except (ValidationError, ValueError, TypeError) as exc:

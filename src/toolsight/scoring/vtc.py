@@ -332,7 +332,10 @@ def official_prediction(response: str) -> str:
 
 
 def corrected_prediction(response: str) -> str:
-    return (_extract.answer_tag(response) or response).strip()
+    """The last complete `<answer>` pair's content — empty when the model answered with an empty
+    pair (not the whole response, which would send its reasoning to the judge) — else the response."""
+    tag = _extract.tag_content(response)
+    return (response if tag is None else tag).strip()
 
 
 def task_to_row(task: Task, prediction: str) -> dict[str, Any]:

@@ -148,7 +148,7 @@ def starter_suite(out_dir: Path | str, seed: int = STARTER_SEED) -> list[Task]:
 
 
 # bump when generators or solutions change, so cached starter suites are regenerated
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 
 
 def ensure_starter_suite(cache_dir: Path | str, seed: int = STARTER_SEED) -> Path:

@@ -1,7 +1,8 @@
 """Shared helpers for the task generators: the generator context, image saving, and reference solutions.
 
 A reference solution is plain Python source stored in `turn.meta['reference_solution']`. It is the
-kind's solver file from `toolsight/synth/solutions/` with a short head: `PARAMS = {...}` holding only
+kind's solver module from `toolsight/synth/solutions/` (importable; it defines `solve(PARAMS)`),
+followed by the call `solve(PARAMS)`, with a short head: `PARAMS = {...}` holding only
 what the task itself shows a model (image file basenames, grid sizes named in the prompt, the options),
 `FILES` (basename -> sha256 of each input image) and a few lines that find each input in the current
 directory by name, or by content if the workspace renamed it. It never receives the gold answer or any
@@ -10,7 +11,10 @@ other generator secret.
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import io
+import tokenize
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -55,22 +59,38 @@ def font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
 # store names copied inputs `img-<sha256[:12]>.png`), by content hash instead.
 _PRELUDE = """import hashlib as _hl
 import os as _os
-
-
 def _locate(name, digest):
     if _os.path.isfile(name):
         return name
-    for f in sorted(_os.listdir(".")):
-        if _os.path.isfile(f) and f.startswith("img-" + digest[:12]):
+    files = [f for f in sorted(_os.listdir(".")) if _os.path.isfile(f)]
+    for f in files:
+        if f.startswith("img-" + digest[:12]):
             return f
-    for f in sorted(_os.listdir(".")):
-        if _os.path.isfile(f) and _hl.sha256(open(f, "rb").read()).hexdigest() == digest:
+    for f in files:
+        if _hl.sha256(open(f, "rb").read()).hexdigest() == digest:
             return f
     raise SystemExit(f"input image {name} is not in {_os.getcwd()}")
-
-
 PARAMS.update({k: _locate(v, FILES[v]) for k, v in PARAMS.items() if isinstance(v, str) and v in FILES})
 """
+
+
+def _task_code(module_source: str) -> str:
+    """The solver module as a task's code, kept short: the code tool takes at most 5,000 characters
+    and the largest mazes' options already use about half of them. The module's docstring, its
+    comments (the `# mypy:` header too) and blank lines are left out; the module keeps them."""
+    tree = ast.parse(module_source)
+    first = tree.body[0] if tree.body else None
+    lines = module_source.splitlines()
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        lines = lines[first.end_lineno or 0:]
+    code = "\n".join(lines) + "\n"
+    # drop every comment (whole-line and trailing) by token, so '#' inside a string is kept
+    comments = [t for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.COMMENT]
+    out = code.splitlines()
+    for t in reversed(comments):
+        row, col = t.start
+        out[row - 1] = out[row - 1][:col].rstrip()
+    return "\n".join(ln for ln in out if ln.strip()) + "\n"
 
 
 def solution_source(kind: str, params: dict[str, Any], files: dict[str, str] | None = None) -> str:
@@ -78,9 +98,10 @@ def solution_source(kind: str, params: dict[str, Any], files: dict[str, str] | N
 
     `files` maps each input image basename to its sha256 (what the model sees, not a secret).
     """
-    body = resources.files("toolsight.synth.solutions").joinpath(f"{kind}.py").read_text(encoding="utf-8")
+    body = _task_code(resources.files("toolsight.synth.solutions").joinpath(f"{kind}.py").read_text(encoding="utf-8"))
     head = f"PARAMS = {params!r}\nFILES = {dict(files or {})!r}\n"
-    return head + _PRELUDE + "\n" + body
+    # the solver file is an importable module defining `solve(PARAMS)`; the task's script calls it
+    return head + _PRELUDE + body + "solve(PARAMS)\n"
 
 
 def make_task(

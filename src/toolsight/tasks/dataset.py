@@ -1,10 +1,17 @@
-"""Dataset I/O: a toolsight dataset is a folder with `tasks.jsonl` and the images it references."""
+"""Dataset I/O: a toolsight dataset is a folder with `tasks.jsonl` and the images it references.
+
+Everything in a dataset is untrusted input: text that is not UTF-8, images that are decompression
+bombs, unreadable, or symlinks out of the folder are problems reported as
+`tasks.jsonl:LINE: field: what` — never a traceback, never silently replaced.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+import warnings
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +23,9 @@ from toolsight.errors import ToolsightError
 from toolsight.tasks.schema import Task
 
 TASKS_FILE = "tasks.jsonl"
+#: the largest input image accepted (pixels); the same limit the tools open images with. A PNG of
+#: 50000x50000 fits in 300 KB and would take 7.5 GB to decode.
+MAX_IMAGE_PIXELS = 64_000_000
 
 
 @dataclass(frozen=True)
@@ -72,22 +82,64 @@ def _loc(err: dict[str, Any]) -> str:
     return out or "(record)"
 
 
-def _iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    with path.open("r", encoding="utf-8", errors="replace") as fh:
-        for no, line in enumerate(fh, start=1):
+def _iter_lines(path: Path) -> Iterator[tuple[int, str | UnicodeDecodeError]]:
+    """Non-empty lines, each decoded strictly as UTF-8 (a line that is not: its decode error)."""
+    with path.open("rb") as fh:
+        for no, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield no, exc
+                continue
             if line.strip():
                 yield no, line
 
 
-def _check_image(root: Path, rel: str) -> str | None:
-    p = root / rel
-    if not p.is_file():
-        return f"image file not found: {p} (paths are relative to the dataset folder)"
+def _encoding_problem(no: int, exc: UnicodeDecodeError) -> ValidationProblem:
+    bad = exc.object[exc.start : exc.start + 1].hex()
+    return ValidationProblem(
+        no, "(encoding)", f"byte 0x{bad} at column {exc.start + 1} is not valid UTF-8; save the file as UTF-8"
+    )
+
+
+def _has_lone_surrogate(data: Any) -> bool:
+    """True when a JSON value holds a string with an unpaired surrogate escape (e.g. "\\ud800"),
+    which no provider or record file can encode."""
     try:
-        with Image.open(p) as im:
-            im.verify()
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        return f"not a readable image: {p} ({exc})"
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _check_image(root: Path, rel: str) -> str | None:
+    """Why the image at `rel` cannot be used (None if it can): missing, a symlink out of the
+    folder, a decompression bomb, or not decodable."""
+    p = root / rel
+    try:
+        real = p.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return f"image file not found: {p} (paths are relative to the dataset folder)"
+    if not real.is_relative_to(root.resolve()):
+        return f"{rel} is a symlink to {real}, outside the dataset folder; copy the image into the folder"
+    if not real.is_file():
+        return f"image file not found: {p} is not a regular file"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(real) as im:
+                w, h = im.size
+                if w * h > MAX_IMAGE_PIXELS:
+                    return (f"image is over the {MAX_IMAGE_PIXELS // 10**6} Mpx limit (a decompression bomb?): {p} "
+                            f"is {w}x{h} ({w * h / 1e6:.0f} Mpx); downscale it")
+                im.verify()
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        return (f"image is over the {MAX_IMAGE_PIXELS // 10**6} Mpx limit (a decompression bomb?): {p} ({exc}); "
+                "downscale it")
+    except UnidentifiedImageError:
+        return f"not a readable image: {p} (not an image format Pillow can read)"
+    except Exception as exc:  # a malformed file may fail in any decoder; it is a problem in the data
+        return f"not a readable image: {p} ({type(exc).__name__}: {exc})"
     return None
 
 
@@ -104,13 +156,24 @@ def _parse(root: Path, check_images: bool) -> tuple[list[Task], list[ValidationP
     seen: dict[str, int] = {}
     checked: dict[str, str | None] = {}
     for no, line in _iter_lines(f):
+        if isinstance(line, UnicodeDecodeError):
+            problems.append(_encoding_problem(no, line))
+            continue
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             problems.append(ValidationProblem(no, "(json)", f"not valid JSON: {exc.msg} at column {exc.colno}"))
             continue
+        except RecursionError:
+            problems.append(ValidationProblem(no, "(json)", "nested too deeply"))
+            continue
         if not isinstance(data, dict):
             problems.append(ValidationProblem(no, "(json)", "each line must be a JSON object"))
+            continue
+        if _has_lone_surrogate(data):
+            problems.append(ValidationProblem(
+                no, "(text)", "holds an unpaired surrogate escape such as \\ud800 (not encodable text); remove it"
+            ))
             continue
         raw_id = data.get("id")
         if isinstance(raw_id, str) and raw_id in seen:
@@ -156,6 +219,47 @@ def load_dataset(root: Path | str, check_images: bool = True) -> Dataset:
     if problems:
         raise DatasetError(r, problems)
     return Dataset(root=r, tasks=tasks)
+
+
+def count_tasks(root: Path | str) -> int:
+    """How many tasks a (valid) dataset folder holds."""
+    return sum(1 for _, line in _iter_lines(Path(root) / TASKS_FILE) if isinstance(line, str))
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        with path.open("rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError:
+        return "missing"
+
+
+def task_hashes(tasks: Iterable[Task], root: Path) -> dict[str, str]:
+    """task id -> a hash of the task's content: its JSON and the bytes of every image it names.
+
+    What `--resume` compares: an edited gold answer or a replaced image changes the task's hash,
+    a moved folder or a path written differently does not. Each image is read once (in a few
+    threads: hashlib releases the GIL on large buffers).
+    """
+    tasks = list(tasks)
+    paths = sorted({rel for t in tasks for rel in t.image_paths()})
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        digests = dict(zip(paths, pool.map(lambda rel: _file_digest(root / rel), paths), strict=True))
+    out: dict[str, str] = {}
+    for t in tasks:
+        h = hashlib.sha256(t.model_dump_json().encode("utf-8", "surrogatepass"))
+        for rel in t.image_paths():
+            h.update(f"\x00{rel}\x00{digests[rel]}".encode("utf-8", "surrogatepass"))
+        out[t.id] = h.hexdigest()[:16]
+    return out
+
+
+def dataset_hash(hashes: dict[str, str]) -> str:
+    """One hash of a whole dataset from its task hashes (order-independent)."""
+    h = hashlib.sha256()
+    for tid in sorted(hashes):
+        h.update(f"{tid}\x00{hashes[tid]}\n".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:16]
 
 
 def write_dataset(root: Path | str, tasks: list[Task]) -> Path:

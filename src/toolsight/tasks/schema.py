@@ -37,6 +37,7 @@ class Rubric(_Strict):
     weight: int = Field(default=1, ge=1, le=5)
     critical: bool | None = Field(default=None, description="explicit flag; None means weight >= 4")
     kind: Literal["objective", "subjective"] = "objective"
+    explicit: bool | None = Field(default=None, description="explicit (True) or implicit (False) criterion, if known")
     categories: list[str] = Field(default_factory=list)
 
     @property

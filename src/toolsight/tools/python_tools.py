@@ -5,17 +5,20 @@ lists the task's image files; the code reads one, may use PIL, NumPy or OpenCV, 
 `transformed_image_{i}.png` (i counts up per task). New images are harvested with count, size and
 pixel caps and become Artifacts whose parents are the input images the code actually opened (seen
 by the sandbox server through inotify). `python_interpreter` runs general Python, stateless by
-default or stateful (one long-lived sandboxed interpreter per task). Each call's trace (`extra`)
-records the code, files read and written, duration, exit status and the limit that ended it.
+default or stateful (one long-lived sandboxed interpreter per task). `python_kernel` is a stateful
+IPython kernel in the sandbox (Jupyter-style outputs; displayed images become Artifacts). Each call's
+trace (`extra`) records the code, files read and written, duration, exit status and the limit that
+ended it. All of them reach the sandbox through its interface (`sandbox.start`, `sandbox.open_kernel`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib.util
+import io
 import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +27,22 @@ from PIL import Image
 from toolsight.tools import sandbox
 from toolsight.tools.base import Artifact, Tool, ToolContext, ToolError, ToolResult, ToolSpec
 from toolsight.tools.calculator import Calculator
-from toolsight.tools.sandbox.models import ExecResult, Limits
+from toolsight.tools.sandbox.interface import WorkspaceError, read_member
+from toolsight.tools.sandbox.models import ExecResult, Limits, clean_text
 
 IMAGE_TOOL = "python_image_processing"
 INTERPRETER_TOOL = "python_interpreter"
 TRANSFORMED_RE = re.compile(r"^transformed_image_(\d+)\.png$")
 NEXT_INDEX_KEY = f"{IMAGE_TOOL}.next_index"
 SESSION_KEY = f"{INTERPRETER_TOOL}.session"
+KERNEL_TOOL = "python_kernel"
+KERNEL_KEY = f"{KERNEL_TOOL}.kernel"
 MAX_CODE_CHARS = 5000
+MAX_CANDIDATES = 64  # harvest looks at no more files than this per call
+MAX_NOTES_CHARS = 2000
+MAX_HARVEST_BYTES = 64 << 20
+UNKNOWN_PROVENANCE = ("note: the sandbox could not track which files this call read (its event queue "
+                      "overflowed); the provenance of images it produced is unknown")
 
 CODE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -93,7 +104,10 @@ def _output_text(res: ExecResult) -> str:
 
 
 def _trace(code: str, res: ExecResult) -> dict[str, Any]:
-    return {"code": code, "ok": res.ok, **res.trace()}
+    extra = {"code": code, "ok": res.ok, **res.trace()}
+    if not res.files_tracked:
+        extra["provenance"] = "unknown"
+    return extra
 
 
 def _protect(ctx: ToolContext) -> None:
@@ -127,10 +141,11 @@ class PythonImageProcessing(Tool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         code = _code_arg(args)
         ws = ctx.workspace
-        before = _snapshot(ws)
-        _protect(ctx)
-        res = await sandbox.run_code(code, ws, self.limits)
-        produced, notes = self._harvest(ctx, res, before)
+        before = await asyncio.to_thread(_snapshot, ws)
+        await asyncio.to_thread(_protect, ctx)
+        res = await sandbox.start(ws, limits=self.limits).exec(code)
+        # off the event loop: a call may leave many files, and decoding images takes time
+        produced, notes = await asyncio.to_thread(self._harvest, ctx, res, before)
         extra = _trace(code, res)
         extra["images"] = [a.id for a in produced]
         nxt = int(ctx.state.get(NEXT_INDEX_KEY, 0))
@@ -141,7 +156,10 @@ class PythonImageProcessing(Tool):
             )
         elif produced:
             notes.append(f"Saved: {', '.join(a.file for a in produced)}. The next file is transformed_image_{nxt}.png.")
-        text = "\n".join(p for p in [_output_text(res), *notes] if p)
+        note_text = clean_text("\n".join(notes))
+        if len(note_text) > MAX_NOTES_CHARS:
+            note_text = note_text[:MAX_NOTES_CHARS] + " [notes truncated]"
+        text = "\n".join(p for p in [_output_text(res), note_text] if p)
         return ToolResult(text=text, artifacts=produced, ok=res.ok, error=None if res.ok else (res.error or "failed"),
                           extra=extra)
 
@@ -150,32 +168,49 @@ class PythonImageProcessing(Tool):
         ws = ctx.workspace
         after = _snapshot(ws)
         changed = {n for n, sig in after.items() if before.get(n) != sig}
-        candidates = sorted(
-            (int(m.group(1)), n) for n in changed | set(res.files_written)
-            if (m := TRANSFORMED_RE.match(n)) and n in after
-        )
+        matches = [(int(m.group(1)), n) for n in changed | set(res.files_written)
+                   if (m := TRANSFORMED_RE.match(n)) and n in after]
+        candidates = sorted(matches)[:MAX_CANDIDATES]
         others = sorted(n for n in changed if not TRANSFORMED_RE.match(n)
                         and n.lower().endswith((".png", ".jpg", ".jpeg", ".webp", ".bmp")))
         notes: list[str] = []
+        if not res.files_tracked:
+            notes.append(UNKNOWN_PROVENANCE)
+        if len(matches) > MAX_CANDIDATES:
+            notes.append(f"{len(matches)} transformed_image files were written; only the first "
+                         f"{MAX_CANDIDATES} were looked at")
         if others:
             notes.append(f"note: {', '.join(others[:5])} written but only transformed_image_{{i}}.png files are returned")
+        for item in res.files_skipped[:5]:
+            notes.append(f"note: {item['name']} was not kept: {item['reason']}")
         by_file = {a.file: a for a in ctx.store.all()}
         parents = [by_file[n].id for n in res.files_read if n in by_file]
         produced: list[Artifact] = []
+        total = 0
         for idx, name in candidates:
             if len(produced) >= self.max_images:
                 notes.append(f"only the first {self.max_images} images of a call are returned")
                 break
-            path = ws / name
-            problem = self._check(path)
+            if total >= MAX_HARVEST_BYTES:
+                notes.append("the images of this call are over the size cap; the rest are not returned")
+                break
+            try:
+                # read once; everything below is checked on these bytes and registers these bytes
+                data = read_member(ws, name, self.max_file_bytes)
+            except WorkspaceError as exc:
+                notes.append(f"{name} skipped: {exc}")
+                continue
+            total += len(data)
+            problem = self._check(data)
             if problem:
                 notes.append(f"{name} skipped: {problem}")
                 continue
             overwrote = name in by_file
             try:
-                art = ctx.store.add_file(path, parents=[p for p in parents if by_file.get(name) is None
-                                                        or p != by_file[name].id],
-                                         tool_call_id=ctx.call_id, tool=self.name, keep_name=not overwrote)
+                art = ctx.store.add_bytes(data, ".png", parents=[p for p in parents if by_file.get(name) is None
+                                                                 or p != by_file[name].id],
+                                          tool_call_id=ctx.call_id, tool=self.name,
+                                          file_name=None if overwrote else name)
             except Exception as exc:
                 notes.append(f"{name} skipped: not a readable image ({type(exc).__name__}: {exc})")
                 continue
@@ -185,19 +220,11 @@ class PythonImageProcessing(Tool):
             ctx.state[NEXT_INDEX_KEY] = max(int(ctx.state.get(NEXT_INDEX_KEY, 0)), idx + 1)
         return produced, notes
 
-    def _check(self, path: Path) -> str | None:
+    def _check(self, data: bytes) -> str | None:
+        if len(data) > self.max_file_bytes:
+            return f"{len(data) >> 20} MiB is over the {self.max_file_bytes >> 20} MiB limit"
         try:
-            st = os.lstat(path)
-        except OSError as exc:
-            return f"cannot stat ({exc.strerror})"
-        if not stat.S_ISREG(st.st_mode):
-            return "not a regular file"
-        if st.st_nlink != 1:
-            return "hard links are not accepted"
-        if st.st_size > self.max_file_bytes:
-            return f"{st.st_size >> 20} MiB is over the {self.max_file_bytes >> 20} MiB limit"
-        try:
-            with Image.open(path) as im:
+            with Image.open(io.BytesIO(data)) as im:  # the header only: a decompression bomb is never decoded
                 w, h = im.size
                 fmt = im.format
         except Exception as exc:
@@ -215,10 +242,12 @@ def image_list(ctx: ToolContext) -> list[str]:
     return [a.file for a in arts if a.source == "input"] + [a.file for a in arts if a.source != "input"]
 
 
-def _snapshot(ws: Path) -> dict[str, tuple[int, int, int]]:
+def _snapshot(ws: Path, cap: int = 20000) -> dict[str, tuple[int, int, int]]:
     out: dict[str, tuple[int, int, int]] = {}
     with contextlib.suppress(OSError), os.scandir(ws) as it:
         for e in it:
+            if len(out) >= cap:
+                break
             with contextlib.suppress(OSError):
                 st = e.stat(follow_symlinks=False)
                 out[e.name] = (st.st_mtime_ns, st.st_size, st.st_ino)
@@ -235,23 +264,86 @@ class PythonInterpreter(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         code = _code_arg(args)
-        _protect(ctx)
+        await asyncio.to_thread(_protect, ctx)
         if self.stateful:
-            session = ctx.state.get(SESSION_KEY)
-            if session is None:
-                session = sandbox.open_session(ctx.workspace, self.limits)
-                ctx.state[SESSION_KEY] = session
-            import asyncio
-
-            res = await asyncio.to_thread(session.run, code)
+            box = ctx.state.get(SESSION_KEY)
+            if box is None:
+                box = sandbox.start(ctx.workspace, limits=self.limits, stateful=True, profile="full")
+                ctx.state[SESSION_KEY] = box  # Toolbox.aclose() ends it
         else:
-            res = await sandbox.run_code(code, ctx.workspace, self.limits, profile="full")
+            box = sandbox.start(ctx.workspace, limits=self.limits, profile="full")
+        res = await box.exec(code)
         extra = _trace(code, res)
         extra["stateful"] = self.stateful
         text = _output_text(res)
         if res.session_restarted:
             text = "(note: the interpreter was restarted; earlier variables are gone)\n" + text
         return ToolResult(text=text, ok=res.ok, error=None if res.ok else (res.error or "failed"), extra=extra)
+
+
+class PythonKernel(Tool):
+    """A Jupyter-style stateful kernel (IPython, in the sandbox): stdout, the last expression's value,
+    displayed images (IPython.display, PIL images, matplotlib figures) and IPython tracebacks."""
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        super().__init__(KERNEL_TOOL, KERNEL_DESCRIPTION, CODE_SCHEMA)
+        self.limits = limits or Limits()
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        code = _code_arg(args)
+        await asyncio.to_thread(_protect, ctx)
+        kernel = ctx.state.get(KERNEL_KEY)
+        if kernel is None:
+            kernel = sandbox.open_kernel(ctx.workspace, self.limits)
+            ctx.state[KERNEL_KEY] = kernel  # Toolbox.aclose() ends it
+        res = await kernel.execute(code, self.limits.wall_s)
+        parts: list[str] = []
+        if res.restarted:
+            parts.append("(note: the kernel was restarted; earlier variables are gone)")
+        artifacts: list[Artifact] = []
+        for out in res.outputs:
+            if out.kind == "stream" and out.text:
+                parts.append(out.text.rstrip("\n") if out.name == "stdout" else "stderr:\n" + out.text.rstrip("\n"))
+            elif out.kind == "execute_result" and out.text is not None:
+                parts.append(f"Out[{res.execution_count}]: {out.text}")
+            elif out.kind == "error" and out.text:
+                parts.append(out.text)
+            elif out.image:
+                art = await asyncio.to_thread(_register_display, ctx, out.image, self.name)
+                if isinstance(art, Artifact):
+                    artifacts.append(art)
+                else:
+                    parts.append(art)
+        if not res.ok and res.error is None and res.exec.error:
+            parts.append(f"error: {res.exec.error}")
+        if res.timed_out:
+            parts.append(f"error: the cell ran longer than {self.limits.wall_s:g} s and the kernel was restarted")
+        extra = _trace(code, res.exec)
+        extra.update({"execution_count": res.execution_count, "images": [a.id for a in artifacts],
+                      "outputs": [o.model_dump(exclude_none=True) for o in res.outputs][:50]})
+        err = None if res.ok else (f"{res.error.ename}: {res.error.evalue}" if res.error else res.exec.error or "failed")
+        return ToolResult(text="\n".join(parts), artifacts=artifacts, ok=res.ok, error=err, extra=extra)
+
+
+KERNEL_DESCRIPTION = (
+    "A stateful Python (IPython/Jupyter) kernel. Variables persist across calls. The value of the last "
+    "expression is shown; show images with IPython.display.display (a PIL image, or "
+    "IPython.display.Image(filename=...)) or matplotlib's plt.show(). numpy (np), cv2, matplotlib.pyplot (plt) "
+    "and PIL are imported."
+)
+
+
+def _register_display(ctx: ToolContext, name: str, tool: str) -> Artifact | str:
+    """An image a cell displayed (written by the kernel into the workspace): read once, check, register."""
+    try:
+        data = read_member(ctx.workspace, name, 20 << 20)
+        with Image.open(io.BytesIO(data)) as im:
+            w, h = im.size
+        if w * h > 40_000_000:
+            return f"note: a displayed image of {w}x{h} is over the pixel limit"
+        return ctx.store.add_bytes(data, Path(name).suffix or ".png", tool_call_id=ctx.call_id, tool=tool)
+    except Exception as exc:
+        return f"note: a displayed image could not be read ({type(exc).__name__})"
 
 
 def code_tools(limits: Limits | None = None, stateful: bool = False) -> list[Tool]:
@@ -267,4 +359,9 @@ def image_processing_tools(limits: Limits | None = None) -> list[Tool]:
 def stateful_code_tools(limits: Limits | None = None) -> list[Tool]:
     """Like code_tools, with a stateful python_interpreter."""
     return code_tools(limits, stateful=True)
+
+
+def kernel_tools(limits: Limits | None = None) -> list[Tool]:
+    """python_kernel (a stateful IPython kernel in the sandbox) and calculator."""
+    return [PythonKernel(limits), Calculator()]
 

@@ -6,7 +6,8 @@ entry-point group (`name = "package.module:factory"`, the factory returning a li
 A benchmark with sets of its own (its official code tool, say) passes them to `build_tools` as
 `extra`, so tools never hold benchmark knowledge and this module never imports a benchmark.
 Each set says whether its tools run model-written code in the sandbox (the runner sizes the
-sandbox pool and records its isolation only then).
+sandbox pool and records its isolation only then) and whether they use the web layer (the runner
+opens a web session — live, offline corpus or replay — only then).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class ToolSet:
     factory: ToolSetFactory
     description: str = ""
     needs_sandbox: bool = False
+    needs_web: bool = False
 
 
 class UnknownToolSet(ToolsightError, KeyError):
@@ -39,9 +41,9 @@ _loaded = False
 
 
 def register_toolset(name: str, factory: ToolSetFactory, description: str = "", *,
-                     needs_sandbox: bool = False) -> None:
+                     needs_sandbox: bool = False, needs_web: bool = False) -> None:
     """Add (or replace) tool set `name`."""
-    _SETS[name] = ToolSet(name, factory, description, needs_sandbox)
+    _SETS[name] = ToolSet(name, factory, description, needs_sandbox, needs_web)
 
 
 def _crop() -> list[Tool]:
@@ -66,6 +68,12 @@ def _python_stateful() -> list[Tool]:
     from toolsight.tools.python_tools import stateful_code_tools
 
     return stateful_code_tools()
+
+
+def _python_kernel() -> list[Tool]:
+    from toolsight.tools.python_tools import kernel_tools
+
+    return kernel_tools()
 
 
 def _calculator() -> list[Tool]:
@@ -102,6 +110,16 @@ def _ocr() -> list[Tool]:
     from toolsight.tools.perception import ocr_tools
 
     return ocr_tools()
+def _browse() -> list[Tool]:
+    from toolsight.tools.web_tools import browse_tools
+
+    return browse_tools()
+
+
+def _browse_text() -> list[Tool]:
+    from toolsight.tools.web_tools import browse_text_tools
+
+    return browse_text_tools()
 
 
 def _builtins() -> None:
@@ -113,12 +131,18 @@ def _builtins() -> None:
     register_toolset("python_stateful", _python_stateful,
                      "the python tools with a stateful interpreter (variables persist across a task's calls)",
                      needs_sandbox=True)
+    register_toolset("python_kernel", _python_kernel,
+                     "python_kernel (a stateful IPython kernel: display(), plt.show(), Out values) and calculator",
+                     needs_sandbox=True)
     register_toolset("calculator", _calculator, "safe arithmetic expression evaluator")
     register_toolset("opencv", _opencv, "the 35 VTC-Bench OpenCV interface operations")
     register_toolset("rotate_image", _rotate, "TIR-Bench's predefined rotate_image(degrees)")
     register_toolset("perception", _perception, "detect_and_crop_objects and ocr (backends: toolsight.perception)")
     register_toolset("detect", _detect, "detect_and_crop_objects: detection (API / ONNX / replay / classical) + crops")
     register_toolset("ocr", _ocr, "ocr: text lines with boxes (RapidOCR offline, Tesseract when installed)")
+    register_toolset("browse", _browse, "text_search, image_search, reverse_image_search, visit, image_crop "
+                     "(web layer; also accepts crop_image / webpage_visit)", needs_web=True)
+    register_toolset("browse_text", _browse_text, "text_search and visit only (web layer)", needs_web=True)
 
 
 def _load() -> None:
@@ -155,6 +179,12 @@ def needs_sandbox(names: list[str], extra: Mapping[str, ToolSet] | None = None) 
     """True when any of the named sets runs model-written code in the sandbox."""
     sets = _all(extra)
     return any(sets[n].needs_sandbox for n in names if n in sets)
+
+
+def needs_web(names: list[str], extra: Mapping[str, ToolSet] | None = None) -> bool:
+    """True when any of the named sets uses the web layer (search, page visits, hosted images)."""
+    sets = _all(extra)
+    return any(sets[n].needs_web for n in names if n in sets)
 
 
 def build_tools(names: list[str], extra: Mapping[str, ToolSet] | None = None) -> list[Tool]:

@@ -1,7 +1,7 @@
 """`mock/NAME`: plays a script in-process, without HTTP — for the engine benchmark and quick demos.
 
 Same script format and task-key rule as the server (the `[task:ID]` marker in the first user
-message). Faults become the errors a provider would raise: `status` -> ModelError (retryable for
+message, else the task the runner marked current). Faults become the errors a provider would raise: `status` -> ModelError (retryable for
 429/5xx, with `retry_after`), `drop` -> retryable connection error, `stall` longer than
 `config.timeout` -> retryable timeout, `empty` -> an empty assistant message.
 """
@@ -24,6 +24,7 @@ from toolsight.models.base import (
     Usage,
 )
 from toolsight.models.scripted.script import Player, Script, task_key
+from toolsight.models.task_context import current_task
 from toolsight.tools.base import ToolSpec
 
 
@@ -44,20 +45,21 @@ class ScriptedModel(Model):
                 tool_results += 1
             elif m.role == "user" and not first:
                 first = m.text
-        step = self.player.next_step(task_key(first), tool_results)
+        step = self.player.next_step(task_key(first) or current_task(), tool_results)
         if step.fault is not None or step.seconds:
             if step.seconds:
                 if step.seconds > config.timeout:
                     await asyncio.sleep(config.timeout)
                     raise ModelError(f"{self.name}: no response within {config.timeout:g} s (timeout)",
-                                     retryable=True)
+                                     retryable=True, kind="timeout")
                 await asyncio.sleep(step.seconds)
             if step.fault == "status":
                 raise ModelError(f"{self.name}: HTTP {step.status}: scripted error {step.status}",
                                  retryable=is_retryable_status(step.status), retry_after=step.retry_after,
                                  status=step.status)
             if step.fault == "drop":
-                raise ModelError(f"{self.name}: connection failed: scripted drop", retryable=True)
+                raise ModelError(f"{self.name}: connection failed: scripted drop", retryable=True,
+                                 kind="connection")
             if step.fault == "empty":
                 return ModelOutput(message=Message(role="assistant"), usage=Usage(input_tokens=1, output_tokens=1),
                                    model=self.name)

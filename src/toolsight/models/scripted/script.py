@@ -4,8 +4,8 @@ A script is a default list of steps, optional per-task lists, and an optional st
 Each step is a text answer, tool calls (arguments as a dict or a raw string, so malformed JSON can
 be scripted), or a fault (`status`, `drop`, `stall`, `empty`).
 
-Which list a request plays: the task key is the `X-Toolsight-Task` header if present, else the
-first `[task:ID]` marker found in the text of the first user message. Each key has its own step
+Which list a request plays: the task key is the first `[task:ID]` marker found in the text of the
+first user message, else the `X-Toolsight-Task` header (the runner sends the task id in it). Each key has its own step
 counter, so concurrent tasks each play their own script. A key without its own list plays the
 default list (from its own position); after the last step the last step repeats. With a `rule` (and no list for the key)
 the reply is computed from the request alone: `calls` tool calls, counted by the number of tool
@@ -18,13 +18,14 @@ import json
 import re
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from toolsight.models.base import ConfigurationError
 
 TASK_MARKER = re.compile(r"\[task:([^\]\s]+)\]")
-TASK_HEADER = "X-Toolsight-Task"
+from toolsight.models.task_context import TASK_HEADER as TASK_HEADER  # noqa: E402 - re-exported
 
 
 class ScriptedCall(BaseModel):
@@ -125,6 +126,11 @@ class Script(BaseModel):
 def task_key(first_user_text: str) -> str | None:
     m = TASK_MARKER.search(first_user_text)
     return m.group(1) if m else None
+
+
+def header_task(value: str | None) -> str | None:
+    """The task id from an `X-Toolsight-Task` header (percent-encoded by the sender)."""
+    return unquote(value) if value else None
 
 
 class Player:

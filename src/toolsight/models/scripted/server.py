@@ -33,7 +33,8 @@ import orjson
 from aiohttp import web
 
 from toolsight.models.base import ConfigurationError
-from toolsight.models.scripted.script import TASK_HEADER, Player, Script, Step, task_key
+from toolsight.models.scripted.script import TASK_HEADER, Player, Script, Step, header_task, task_key
+from toolsight.models.scripted.tokens import request_tokens, text_tokens
 
 
 @dataclass
@@ -91,11 +92,13 @@ def _google_info(body: dict[str, Any]) -> tuple[str, int]:
 
 # --- writing replies ----------------------------------------------------------------------------
 
-def _usage(step: Step, raw_len: int) -> tuple[int, int]:
-    inp = step.input_tokens if step.input_tokens is not None else max(1, raw_len // 4)
+def _usage(step: Step, body: dict[str, Any], wire: str, model: str) -> tuple[int, int]:
+    """(input, output) tokens: the step's own numbers, else the provider-style estimate (tokens.py)."""
+    inp = step.input_tokens if step.input_tokens is not None else request_tokens(body, wire, model)
     out = step.output_tokens
     if out is None:
-        out = 1 + len(step.text or "") // 4 + sum(len(c.raw_arguments()) // 4 + 5 for c in step.tool_calls)
+        out = max(1, text_tokens(step.text or "") + sum(
+            text_tokens(c.name) + text_tokens(c.raw_arguments()) + 3 for c in step.tool_calls))
     return inp, out
 
 
@@ -157,7 +160,7 @@ def _google_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str]
             parts.append({"functionCall": {"id": i, "name": c.name, "args": args},
                           "thoughtSignature": "c2NyaXB0ZWQ="})
     content: dict[str, Any] = {"role": "model", "parts": parts}
-    thoughts = len(step.reasoning or "") // 4 if step.reasoning else 0
+    thoughts = text_tokens(step.reasoning) if step.reasoning else 0
     um: dict[str, Any] = {"promptTokenCount": usage[0], "candidatesTokenCount": usage[1],
                           "totalTokenCount": sum(usage) + thoughts}
     if thoughts:
@@ -345,7 +348,8 @@ class ScriptedServer:
             except json.JSONDecodeError:
                 return web.json_response(_error_body(wire, 400), status=400)
         first_text, tool_results = _READERS[wire](body)
-        key = request.headers.get(TASK_HEADER) or task_key(first_text)
+        # an explicit [task:ID] in the prompt wins; else the task id the runner sends in the header
+        key = task_key(first_text) or header_task(request.headers.get(TASK_HEADER))
         step = self.player.next_step(key, tool_results)
         if self.record:
             self.requests.append(RecordedRequest(wire=wire, path=request.path, headers=dict(request.headers),
@@ -363,7 +367,7 @@ class ScriptedServer:
         model = str(body.get("model") or request.match_info.get("model") or "scripted")
         step = _substitute_prev(step, body)
         ids = [c.id or self.player.new_call_id() for c in step.tool_calls]
-        reply = _WRITERS[wire](step, model, _usage(step, len(raw)), ids)
+        reply = _WRITERS[wire](step, model, _usage(step, body, wire, model), ids)
         if wire == "openai" and body.get("stream") is True:
             return await _openai_sse(request, reply)
         return web.Response(body=orjson.dumps(reply), content_type="application/json")

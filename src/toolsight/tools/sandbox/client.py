@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import select
 import signal
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from toolsight.tools.sandbox.models import ExecResult, Limits
+
+log = logging.getLogger(__name__)
 
 SERVER_SCRIPT = Path(__file__).with_name("_server.py")
 START_TIMEOUT_S = 90.0
@@ -141,6 +144,7 @@ class ServerProcess:
         if self._killed:
             return
         self._killed = True
+        log.info("sandbox: killing server %s", self.proc.pid)
         # only signal groups whose leader has not been reaped yet (a reaped pid may belong to someone else)
         if self.proc.returncode is None:
             for pid in (self.child_pid, self.proc.pid):
@@ -171,6 +175,17 @@ class ServerProcess:
             time.sleep(0.005)
         with contextlib.suppress(OSError):
             os.rmdir(cg)
+        # the server's other cgroups (memory, freezer): empty once its processes are gone
+        for path in (getattr(self, "hello", None) or {}).get("cgroups", {}).values():
+            if path != cg:
+                for _ in range(100):  # EBUSY while killed processes finish exiting
+                    try:
+                        os.rmdir(path)
+                        break
+                    except FileNotFoundError:
+                        break
+                    except OSError:
+                        time.sleep(0.01)
 
     def stop(self) -> None:
         """Ask the server to exit; kill it if it does not."""
@@ -204,17 +219,28 @@ def to_result(frame: dict[str, Any], limits: Limits) -> ExecResult:
     limit = frame.get("limit")
     error = report.get("error")
     exit_code = frame.get("exit_code")
-    if frame.get("setup_failed"):
+    if frame.get("bad_report"):
+        error = ("the code wrote something malformed to the sandbox's report channel "
+                 f"({frame['bad_report']}); it was killed")
+    elif frame.get("setup_failed"):
         error = "sandbox setup failed: " + stderr.strip()[-500:]
     elif limit == "wall_time":
         error = f"TimeoutError: the code ran longer than the {limits.wall_s:g} s wall-clock limit and was killed"
     elif limit == "cpu_time":
         error = f"the code used more than {limits.cpu_s} s of CPU time and was killed"
+    elif limit == "memory" and frame.get("signal") == "SIGKILL":
+        error = f"MemoryError: the code used more than {limits.cgroup_memory_mb} MiB of memory and was killed"
+    elif limit == "disk" and not error:
+        error = f"the workspace is full (the quota is {limits.disk_mb} MiB)"
     elif frame.get("signal") and not error:
         error = f"the code was killed by {frame['signal']}"
     elif not report and exit_code not in (0, None) and not error:
         error = f"the code exited with status {exit_code}"
-    ok = bool(report.get("ok")) and limit is None and exit_code in (0, None) and not frame.get("signal")
+    if not isinstance(report, dict):
+        report = {}
+    if error is not None and not isinstance(error, str):
+        error = str(error)
+    ok = report.get("ok") is True and limit is None and exit_code in (0, None) and not frame.get("signal")
     if not report and exit_code == 0 and not frame.get("signal"):
         ok = True  # os._exit(0) from the code: no report, clean exit
     return ExecResult(
@@ -224,7 +250,9 @@ def to_result(frame: dict[str, Any], limits: Limits) -> ExecResult:
         error=error, exit_code=exit_code, signal=frame.get("signal"), limit=limit,
         duration_s=float(frame.get("duration_s", 0.0)),
         code_s=report.get("code_s") if isinstance(report.get("code_s"), float | int) else None,
+        cpu_s=frame.get("cpu_s") if isinstance(frame.get("cpu_s"), float | int) else None,
         files_read=list(frame.get("files_read", [])), files_written=list(frame.get("files_written", [])),
+        files_skipped=list(frame.get("files_skipped", [])),
         files_tracked=bool(frame.get("files_tracked", True)),
     )
 
@@ -296,18 +324,19 @@ class SandboxPool:
         elif not alive:
             srv.kill()
 
-    def acquire_dedicated(self) -> ServerProcess:
-        """A server outside the pool's count (for a stateful session); give it back with `discard`."""
+    def acquire_dedicated(self, profile: str | None = None) -> ServerProcess:
+        """A fresh server outside the pool's count, for one stateful session; give it back with `discard`.
+
+        Never a pooled server: a session's child must not descend from a server that ran other
+        tasks' calls, and its server is stopped when the session ends.
+        """
         with self._cond:
             if self._closed:
                 raise SandboxError("the sandbox pool has been shut down")
-            while self._idle:
-                srv = self._idle.pop()
-                self._forget(srv)
-                if srv.alive:
-                    self._cond.notify()
-                    return srv
-        srv = ServerProcess(self.config)
+        config = dict(self.config)
+        if profile is not None:
+            config["preload"] = profile
+        srv = ServerProcess(config)
         with self._cond:
             self._dedicated.append(srv)
             if self.hello is None:
@@ -358,8 +387,9 @@ class SandboxPool:
             return to_result(frame, lim)
         raise AssertionError("unreachable")
 
-    def session(self, workspace: Path, limits: Limits | None = None) -> SandboxSession:
-        return SandboxSession(self, Path(workspace), limits or Limits())
+    def session(self, workspace: Path, limits: Limits | None = None, mode: str = "exec",
+                profile: str | None = None) -> SandboxSession:
+        return SandboxSession(self, Path(workspace), limits or Limits(), mode, profile)
 
     def isolation(self) -> dict[str, Any]:
         if self.hello is None:
@@ -386,10 +416,14 @@ class SandboxSession:
     run starts a fresh child and says that the state was lost.
     """
 
-    def __init__(self, pool: SandboxPool, workspace: Path, limits: Limits) -> None:
+    def __init__(self, pool: SandboxPool, workspace: Path, limits: Limits, mode: str = "exec",
+                 profile: str | None = None) -> None:
         self.pool = pool
         self.workspace = str(workspace.resolve())
         self.limits = limits
+        self.mode = mode
+        self.profile = profile
+        self.last_frame: dict[str, Any] = {}
         self._srv: ServerProcess | None = None
         self._lock = threading.Lock()
 
@@ -398,11 +432,11 @@ class SandboxSession:
         if srv is None or not srv.alive:
             if srv is not None:
                 self.pool.discard(srv)
-            srv = self.pool.acquire_dedicated()
+            srv = self.pool.acquire_dedicated(self.profile)
             self._srv = srv
         if not srv.session_open:
-            frame = srv.request({"op": "session_open", "workspace": self.workspace, "limits": self.limits.wire()},
-                                30.0)
+            frame = srv.request({"op": "session_open", "workspace": self.workspace, "limits": self.limits.wire(),
+                                 "mode": self.mode}, 30.0)
             if not frame.get("ok"):
                 raise SandboxError(str(frame.get("error") or "could not open a sandbox session"))
             srv.session_open = True
@@ -424,7 +458,8 @@ class SandboxSession:
                 return ExecResult(ok=False, error=f"the sandbox server stopped answering ({exc}); it was killed; "
                                                   "the interpreter state is lost", limit="server_timeout",
                                   server_restarted=True)
-            res = to_result(frame, self.limits)
+            self.last_frame = frame
+            res = to_result(frame, self.limits.model_copy(update={"wall_s": wall}))
             if frame.get("session_dead"):
                 srv.session_open = False
                 res.error = (res.error or "the interpreter process ended") + \
@@ -432,6 +467,19 @@ class SandboxSession:
                 res.ok = False
             res.session_restarted = restarted
             return res
+
+    def restart(self) -> None:
+        """End the session's child (its state is lost); the next run starts a fresh one on the same server."""
+        with self._lock:
+            srv = self._srv
+            if srv is not None and srv.alive and srv.session_open:
+                try:
+                    srv.request({"op": "session_close"}, 15.0)
+                except ServerGone:
+                    self._drop()
+                    return
+            if srv is not None:
+                srv.session_open = False
 
     def _drop(self) -> None:
         if self._srv is not None:
@@ -464,20 +512,30 @@ def summarize(hello: dict[str, Any]) -> dict[str, Any]:
     abi = int(hello.get("landlock_abi", 0))
     root = bool(hello.get("is_root"))
     fs = probe.get("landlock_fs") is True
+    disk = int(probe.get("workspace_bytes") or 0)
     layers: dict[str, Any] = {
-        "clean_env": probe.get("env_keys") == ["HOME", "LANG", "PATH", "TMPDIR"],
+        "clean_env": probe.get("env_keys") == ["HOME", "LANG", "MPLCONFIGDIR", "PATH", "TMPDIR"],
         "setsid": probe.get("setsid") is True,
         "rlimits": bool(probe.get("rlimits")),
         "no_new_privs": probe.get("no_new_privs") is True,
         "capabilities_dropped": (probe.get("capabilities_dropped") is True) if root else "not root (none held)",
+        "uid_separation": (isinstance(probe.get("uid"), int) and probe.get("uid") not in (0, None)
+                           and probe.get("uid") == hello.get("uid")) if root
+        else "not root: the code runs as the harness user (no separate uid on this machine)",
         "landlock_fs": fs,
         "landlock_tcp": fs and abi >= 4,
         "landlock_signal_scope": probe.get("signal_scope") is True,
         "landlock_abstract_unix_scope": fs and abi >= 6,
         "seccomp": probe.get("seccomp") is True,
+        "seccomp_allowlist": probe.get("seccomp_allowlist") is True,
+        "mount_namespace": (probe.get("mntns") is True and probe.get("host_hidden") is True) if root
+        else "not root: no mount namespace",
+        "net_namespace": (probe.get("netns") is True) if root else "not root: no network namespace",
+        "ipc_namespace": (probe.get("ipcns") is True) if root else "not root: no IPC namespace",
+        "tmpfs_workspace": (0 < disk <= (80 << 20)) if root else "not root: no workspace quota",
         "cgroup_pids": (probe.get("cgroup_pids") is True) if root else "not root (RLIMIT_NPROC applies)",
-        "netns": False,
-        "bwrap": False,
+        "cgroup_memory": (probe.get("cgroup_memory") is True) if root else "not root (RLIMIT_AS applies)",
+        "session_freezer": "cgroup freezer" if hello.get("freezer") else "SIGSTOP of the process group",
     }
     warnings: list[str] = []
     if "error" in probe:
@@ -490,14 +548,21 @@ def summarize(hello: dict[str, Any]) -> dict[str, Any]:
         warnings.append("signals are not scoped: the code could kill the sandbox server (it is restarted)")
     if root and layers["capabilities_dropped"] is not True:
         warnings.append("capabilities could not be dropped although running as root")
+    for key in ("uid_separation", "mount_namespace", "net_namespace", "ipc_namespace", "tmpfs_workspace",
+                "cgroup_memory", "seccomp_allowlist"):
+        if root and layers[key] is not True:
+            warnings.append(f"{key} is not in force although running as root")
     if root and layers["cgroup_pids"] is not True:
         warnings.append("no cgroup pids limit as root: RLIMIT_NPROC does not bind root, fork bombs are not contained")
-    core = ("landlock_fs", "seccomp", "rlimits", "clean_env")
+    core: tuple[str, ...] = ("landlock_fs", "seccomp", "rlimits", "clean_env")
+    if root:
+        core += ("uid_separation", "seccomp_allowlist", "mount_namespace", "net_namespace", "ipc_namespace",
+                 "tmpfs_workspace", "cgroup_memory", "cgroup_pids")
     level = "full" if all(layers[k] is True for k in core) else ("partial" if layers["rlimits"] else "minimal")
     for w in warnings:
         if w not in _WARNED:
             _WARNED.add(w)
-            print(f"toolsight sandbox WARNING: {w}", file=sys.stderr)
+            log.warning("sandbox: %s", w)
     return {
         "sandbox": "fork-server",
         "level": level,

@@ -1,10 +1,22 @@
-"""Pydantic models at the sandbox boundary: the limits of a call and what a call returns."""
+"""Pydantic models at the sandbox boundary: the limits of a call, what a call returns, kernel outputs.
+
+Every string that comes from a sandboxed child (stdout, stderr, errors, file names, tracebacks)
+goes through `clean_text` before it lands in a model here: lone surrogates and undecodable bytes
+become visible escapes, so a result can always be written as UTF-8 (records, reports).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+def clean_text(value: Any, limit: int | None = None) -> str:
+    """`value` as valid UTF-8 text: lone surrogates (a non-UTF-8 file name, '\\ud800') become escapes."""
+    text = value if isinstance(value, str) else str(value)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text[:limit] if limit is not None else text
 
 
 class Limits(BaseModel):
@@ -14,10 +26,15 @@ class Limits(BaseModel):
 
     wall_s: float = Field(30.0, gt=0, description="wall-clock seconds before the process group is killed")
     cpu_s: int = Field(20, gt=0, description="RLIMIT_CPU seconds")
-    memory_mb: int = Field(4096, gt=0, description="RLIMIT_AS in MiB")
+    memory_mb: int = Field(4096, gt=0, description="RLIMIT_AS in MiB (address space; a second layer)")
+    cgroup_memory_mb: int = Field(2048, gt=0, description="cgroup memory limit in MiB: everything the code's "
+                                                          "processes use, including tmpfs files and memfds")
     file_mb: int = Field(64, gt=0, description="RLIMIT_FSIZE in MiB (also caps stdout/stderr)")
+    disk_mb: int = Field(512, gt=0, description="per-task workspace quota in MiB (the size of the tmpfs a call "
+                                                "writes into)")
+    disk_files: int = Field(4096, gt=16, description="files a call may create (tmpfs inodes)")
     open_files: int = Field(256, gt=8, description="RLIMIT_NOFILE")
-    processes: int = Field(64, gt=0, description="RLIMIT_NPROC (non-root) / extra processes")
+    processes: int = Field(64, gt=0, description="RLIMIT_NPROC (per sandbox uid) / extra processes")
     output_bytes: int = Field(64 * 1024, gt=0, description="how much of stdout and stderr is read back")
     session_cpu_s: int = Field(600, gt=0, description="RLIMIT_CPU of a stateful session's long-lived child")
 
@@ -37,23 +54,49 @@ class ExecResult(BaseModel):
     exit_code: int | None = None
     signal: str | None = None
     limit: str | None = Field(
-        None, description="which limit ended it: wall_time, cpu_time, memory, file_size, open_files, killed, "
-                          "server_timeout"
+        None, description="which limit ended it: wall_time, cpu_time, memory, file_size, disk, open_files, "
+                          "killed, server_timeout"
     )
     duration_s: float = 0.0
     code_s: float | None = Field(None, description="time inside the code itself, as the child reported it")
+    cpu_s: float | None = Field(None, description="CPU seconds the code used (from the kernel when it was "
+                                                  "ended, else as the child reported)")
     files_read: list[str] = Field(default_factory=list)
     files_written: list[str] = Field(default_factory=list)
-    files_tracked: bool = True
+    files_skipped: list[dict[str, str]] = Field(default_factory=list, description="written but not kept, why")
+    files_tracked: bool = Field(True, description="False when the read/write tracking overflowed: provenance "
+                                                  "of this call is unknown")
     server_restarted: bool = False
     session_restarted: bool = False
+
+    @field_validator("stdout", "stderr", "error", mode="before")
+    @classmethod
+    def _utf8(cls, v: Any) -> Any:
+        return None if v is None else clean_text(v)
+
+    @field_validator("files_read", "files_written", mode="before")
+    @classmethod
+    def _names(cls, v: Any) -> Any:
+        return [clean_text(x, 512) for x in (v or [])][:4096]
+
+    @field_validator("files_skipped", mode="before")
+    @classmethod
+    def _skipped(cls, v: Any) -> Any:
+        out = []
+        for item in (v or [])[:50]:
+            if isinstance(item, dict):
+                out.append({"name": clean_text(item.get("name", ""), 512), "reason": clean_text(item.get("reason", ""), 200)})
+        return out
 
     def trace(self) -> dict[str, Any]:
         """The fields a trajectory records for the call."""
         return {
             "files_read": self.files_read,
             "files_written": self.files_written,
+            "files_skipped": self.files_skipped,
+            "files_tracked": self.files_tracked,
             "duration_s": self.duration_s,
+            "cpu_s": self.cpu_s,
             "exit_code": self.exit_code,
             "signal": self.signal,
             "limit": self.limit,
@@ -61,3 +104,61 @@ class ExecResult(BaseModel):
             "stderr_truncated": self.stderr_truncated,
             "server_restarted": self.server_restarted,
         }
+
+
+class KernelOutput(BaseModel):
+    """One output of a kernel cell, in order, as a Jupyter kernel would publish it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["stream", "execute_result", "display_data", "error"]
+    text: str | None = Field(None, description="stream text, the text/plain repr, or the formatted traceback")
+    image: str | None = Field(None, description="workspace-relative file name of an image output")
+    mime: str | None = None
+    name: str | None = Field(None, description="stream name: stdout or stderr")
+
+    @field_validator("text", "image", mode="before")
+    @classmethod
+    def _utf8(cls, v: Any) -> Any:
+        return None if v is None else clean_text(v)
+
+
+class KernelError(BaseModel):
+    """An exception raised by a cell: its type, message and IPython's traceback lines (no ANSI codes)."""
+
+    ename: str
+    evalue: str
+    traceback: list[str] = Field(default_factory=list)
+
+    @field_validator("ename", "evalue", mode="before")
+    @classmethod
+    def _utf8(cls, v: Any) -> Any:
+        return clean_text(v, 4000)
+
+    @field_validator("traceback", mode="before")
+    @classmethod
+    def _lines(cls, v: Any) -> Any:
+        return [clean_text(x, 20000) for x in (v or [])][:200]
+
+
+class KernelResult(BaseModel):
+    """What one `Kernel.execute` produced."""
+
+    ok: bool
+    stdout: str = ""
+    stderr: str = ""
+    outputs: list[KernelOutput] = Field(default_factory=list)
+    error: KernelError | None = None
+    execution_count: int | None = None
+    timed_out: bool = False
+    restarted: bool = Field(False, description="the kernel had died (limit, crash) and was started afresh")
+    exec: ExecResult = Field(description="the sandbox-level outcome: limits, files, durations")
+
+    @field_validator("stdout", "stderr", mode="before")
+    @classmethod
+    def _utf8(cls, v: Any) -> Any:
+        return clean_text(v)
+
+    @property
+    def images(self) -> list[str]:
+        return [o.image for o in self.outputs if o.image]

@@ -1,5 +1,9 @@
 """A realistic synthetic run directory (records, real PNG artifacts, dataset) for tests and bench.
 
+Test support, not part of the package (it writes run directories through the store, which the
+report layer never needs): tests import it as `runfixture` (`tests/` is on their path), bench
+scripts put `tests/` on `sys.path` first.
+
 `make_fixture_run` writes what the runner writes — manifest.json, records.jsonl, artifacts/ — plus
 the dataset folder the manifest points to, with a fixed mix of task shapes: no tool call; a
 crop→rotate chain with a dead-end resize; a code call plus a failed call; a two-turn task whose

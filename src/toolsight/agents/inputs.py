@@ -1,0 +1,118 @@
+"""A task's input images, registered in its workspace as input artifacts.
+
+Each image is copied, never hard-linked: editing the dataset later must not change a past run's
+artifacts. An image a provider may refuse (TIFF, CMYK
+JPEG, 16-bit PNG, an animation, an unusual colour mode) is converted here, once, to an 8-bit
+RGB/RGBA/grayscale PNG or JPEG (the first frame of an animation), and the artifact says what the
+dataset file was (`converted_from`). An image that resolves outside the dataset folder is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from toolsight.errors import ToolsightError
+from toolsight.tasks.schema import Task
+from toolsight.tools.base import Artifact, Toolbox
+
+#: what every provider takes: PNG or JPEG, 8 bits per channel, one frame
+ACCEPTED_FORMATS = frozenset({"PNG", "JPEG"})
+ACCEPTED_MODES = frozenset({"RGB", "RGBA", "L"})
+
+
+class InputImageError(ToolsightError):
+    """A task's input image that cannot be used (names the task, the image and why)."""
+
+
+def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox) -> dict[str, Artifact]:
+    """Copy the task's input images into its workspace (under their base names) as input artifacts."""
+    out: dict[str, Artifact] = {}
+    used: set[str] = set()
+    ws = toolbox.store.workspace
+    root = dataset_root.resolve()
+    for rel in task.image_paths():
+        src = _inside(task, root, rel)
+        data = src.read_bytes()  # read once: decided on, copied and hashed from the same bytes
+        with _open(task, rel, data) as im:
+            why = needs_conversion(im)
+            name = Path(rel).name if why is None else Path(rel).stem + _suffix(im)
+            if name in used:
+                name = f"{len(used)}_{name}"
+            used.add(name)
+            dest = ws / name
+            if why is None:
+                dest.write_bytes(data)  # a private copy, never a hard link
+            else:
+                convert(im, dest)
+        out[rel] = toolbox.store.add_file(dest, source="input", keep_name=True, converted_from=why)
+    return out
+
+
+def _inside(task: Task, root: Path, rel: str) -> Path:
+    try:
+        src = (root / rel).resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise InputImageError(f"task {task.id}: input image {rel} not found in {root}") from None
+    if not src.is_relative_to(root):
+        raise InputImageError(
+            f"task {task.id}: input image {rel} resolves to {src}, outside the dataset folder {root}; "
+            "copy the image into the folder"
+        )
+    return src
+
+
+@contextlib.contextmanager
+def _open(task: Task, rel: str, data: bytes) -> Iterator[Image.Image]:
+    try:
+        im = Image.open(io.BytesIO(data))
+    except Exception as exc:  # Pillow raises many types for malformed files; all mean "unreadable"
+        raise InputImageError(f"task {task.id}: input image {rel} cannot be read ({type(exc).__name__}: {exc})") from None
+    try:
+        yield im
+    finally:
+        im.close()
+
+
+def needs_conversion(im: Image.Image) -> str | None:
+    """What makes an image unsendable as it is ('TIFF RGB', 'JPEG CMYK', 'GIF P, 12 frames'), or None."""
+    frames = int(getattr(im, "n_frames", 1) or 1)
+    if im.format in ACCEPTED_FORMATS and im.mode in ACCEPTED_MODES and frames == 1:
+        return None
+    return f"{im.format or 'unknown format'} {im.mode}" + (f", {frames} frames" if frames > 1 else "")
+
+
+def _suffix(im: Image.Image) -> str:
+    # a photo (JPEG, e.g. CMYK) stays a JPEG so it does not grow tenfold; everything else is a PNG
+    return ".jpg" if im.format == "JPEG" else ".png"
+
+
+def to_8bit(im: Image.Image) -> Image.Image:
+    """The first frame as 8-bit RGB, RGBA or L, keeping transparency where there was some."""
+    with contextlib.suppress(EOFError):
+        im.seek(0)
+    mode = im.mode
+    if mode in ACCEPTED_MODES:
+        return im.copy()
+    if mode.startswith("I;16") or mode in ("I", "F"):
+        arr = np.asarray(im, dtype=np.float64)
+        top = 65535.0 if (mode.startswith("I;16") or arr.max(initial=0) > 255) else 255.0
+        return Image.fromarray(np.clip(arr * (255.0 / top), 0, 255).round().astype(np.uint8), "L")
+    if mode == "1":
+        return im.convert("L")
+    transparent = mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in im.info
+    return im.convert("RGBA" if transparent else "RGB")
+
+
+def convert(im: Image.Image, dest: Path) -> None:
+    """Write the first frame of `im` to `dest` as an 8-bit PNG or JPEG (by `dest`'s suffix)."""
+    out = to_8bit(im)
+    if dest.suffix == ".jpg":
+        out.convert("RGB").save(dest, "JPEG", quality=95)
+    else:
+        out.save(dest, "PNG")

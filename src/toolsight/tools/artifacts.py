@@ -1,0 +1,210 @@
+"""The per-task ArtifactStore: images as content-addressed files in the task workspace, with provenance.
+
+Every image is addressed by its content hash (`img-3fa9c2d1e0b4`) and carries the ids of the
+artifacts it was made from. Tools resolve references (an id or a workspace file name, never a host
+path) through the store, which records what each call consumed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import shutil
+import struct
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from PIL import Image
+
+from toolsight.log.artifact import Artifact
+from toolsight.tools.result import ToolError
+
+if TYPE_CHECKING:  # numpy loads with OpenCV when a tool first needs pixels: ~0.1 s off every start-up
+    import numpy as np
+
+_PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def image_size(data: bytes) -> tuple[int, int]:
+    """(width, height) of an encoded image. A PNG's come straight from its IHDR chunk, as PIL reads
+    them (without PIL's ~50 µs of format probing, paid for every input of every task); anything
+    else through PIL."""
+    if len(data) >= 24 and data[:8] == _PNG and data[12:16] == b"IHDR":
+        w, h = struct.unpack(">II", data[16:24])
+        return int(w), int(h)
+    with Image.open(io.BytesIO(data)) as im:
+        return im.size
+
+Image.MAX_IMAGE_PIXELS = 64_000_000  # decompression-bomb guard for everything toolsight opens
+
+
+class ArtifactStore:
+    """The artifacts of one task, stored as files in its workspace, addressed by content hash."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        workspace.mkdir(parents=True, exist_ok=True)
+        self._by_id: dict[str, Artifact] = {}
+        self._order: list[str] = []
+        self._resolved: list[str] | None = None
+
+    def begin_call(self) -> None:
+        """Start recording which artifacts the current tool call resolves (its inputs)."""
+        self._resolved = []
+
+    def end_call(self) -> list[str]:
+        got, self._resolved = self._resolved or [], None
+        return got
+
+    def _note(self, art: Artifact) -> Artifact:
+        if self._resolved is not None and art.id not in self._resolved:
+            self._resolved.append(art.id)
+        return art
+
+    def __contains__(self, art_id: str) -> bool:
+        return art_id in self._by_id
+
+    def all(self) -> list[Artifact]:
+        return [self._by_id[i] for i in self._order]
+
+    def get(self, art_id: str) -> Artifact | None:
+        return self._by_id.get(art_id)
+
+    def path(self, art: Artifact) -> Path:
+        return self.workspace / art.file
+
+    def _register(self, art: Artifact) -> Artifact:
+        existing = self._by_id.get(art.id)
+        if existing is not None:
+            return existing
+        self._by_id[art.id] = art
+        self._order.append(art.id)
+        return art
+
+    def add_file(
+        self,
+        path: Path,
+        *,
+        parents: Iterable[str] = (),
+        source: Literal["input", "tool"] = "tool",
+        tool_call_id: str | None = None,
+        tool: str | None = None,
+        keep_name: bool = False,
+        converted_from: str | None = None,
+    ) -> Artifact:
+        """Register an image file already written (in the workspace or elsewhere)."""
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        art_id = f"img-{digest[:12]}"
+        if art_id in self._by_id:
+            return self._by_id[art_id]
+        width, height = image_size(data)
+        # the plain comparison first: resolve() stats every component of both paths
+        inside = path.parent == self.workspace or path.resolve().parent == self.workspace.resolve()
+        if keep_name and inside:
+            name = path.name
+        else:
+            name = f"{art_id}{path.suffix.lower() or '.png'}"
+            dest = self.workspace / name
+            if not dest.exists():
+                shutil.copyfile(path, dest)
+        return self._register(
+            Artifact(
+                id=art_id, sha256=digest, file=name, width=width, height=height,
+                parents=tuple(parents), source=source, tool_call_id=tool_call_id, tool=tool,
+                converted_from=converted_from,
+            )
+        )
+
+    def add_array(
+        self,
+        array: np.ndarray,
+        *,
+        parents: Iterable[str] = (),
+        tool_call_id: str | None = None,
+        tool: str | None = None,
+        bgr: bool = True,
+    ) -> Artifact:
+        """Encode a numpy image (BGR by default, as OpenCV gives it) as PNG and register it."""
+        import cv2  # local: keeps `import toolsight` light
+        import numpy as np
+
+        arr = array
+        if arr.dtype != np.uint8:
+            arr = np.clip(arr, 0, 255).astype(np.uint8)
+        if not bgr and arr.ndim == 3 and arr.shape[2] == 3:
+            arr = cv2.cvtColor(arr, cv2.COLOR_RGB2BGR)
+        ok, buf = cv2.imencode(".png", arr, [cv2.IMWRITE_PNG_COMPRESSION, 1])
+        if not ok:
+            raise ToolError("could not encode the result image as PNG")
+        size = (int(arr.shape[1]), int(arr.shape[0]))  # known: no need to re-open the PNG for it
+        return self.add_bytes(buf.tobytes(), ".png", parents=parents, tool_call_id=tool_call_id, tool=tool, size=size)
+
+    def add_bytes(
+        self,
+        data: bytes,
+        suffix: str = ".png",
+        *,
+        parents: Iterable[str] = (),
+        source: Literal["input", "tool"] = "tool",
+        tool_call_id: str | None = None,
+        tool: str | None = None,
+        size: tuple[int, int] | None = None,
+        file_name: str | None = None,
+    ) -> Artifact:
+        """Register image bytes (already validated by the caller); `file_name` keeps a workspace name."""
+        digest = hashlib.sha256(data).hexdigest()
+        art_id = f"img-{digest[:12]}"
+        if art_id in self._by_id:
+            return self._by_id[art_id]
+        name = file_name or f"{art_id}{suffix}"
+        (self.workspace / name).write_bytes(data)  # the file then holds exactly the registered bytes
+        if size is None:
+            size = image_size(data)
+        return self._register(
+            Artifact(
+                id=art_id, sha256=digest, file=name, width=size[0], height=size[1],
+                parents=tuple(parents), source=source, tool_call_id=tool_call_id, tool=tool,
+            )
+        )
+
+    def resolve(self, ref: str) -> Artifact:
+        """An artifact by id, or by the name of a file in the workspace (never a host path)."""
+        ref = ref.strip()
+        if ref in self._by_id:
+            return self._note(self._by_id[ref])
+        for art in self._by_id.values():
+            if art.file == ref:
+                return self._note(art)
+        name = ref.removeprefix("./")
+        if "/" in name or "\\" in name or name in ("", ".", ".."):
+            raise ToolError(
+                f"image {ref!r} is not an artifact id or a file name in the task workspace; "
+                f"use one of: {', '.join(self.known_names()) or '(none)'}"
+            )
+        candidate = self.workspace / name
+        if candidate.is_file() and candidate.resolve().parent == self.workspace.resolve():
+            return self._note(self.add_file(candidate, keep_name=True))
+        raise ToolError(
+            f"unknown image {ref!r}; use an artifact id or workspace file name: "
+            f"{', '.join(self.known_names()) or '(none)'}"
+        )
+
+    def known_names(self) -> list[str]:
+        return list(self._order)
+
+    def load_array(self, ref: str) -> tuple[Artifact, np.ndarray]:
+        """Resolve a reference and load it as a BGR uint8 array."""
+        import cv2
+
+        art = self.resolve(ref)
+        # ignore EXIF orientation, as the reference (PIL) does: the model sees the stored pixels
+        arr = cv2.imread(str(self.path(art)), cv2.IMREAD_COLOR | cv2.IMREAD_IGNORE_ORIENTATION)
+        if arr is None:
+            import numpy as np
+
+            with Image.open(self.path(art)) as im:
+                rgb = np.asarray(im.convert("RGB"))
+            arr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
+        return art, arr

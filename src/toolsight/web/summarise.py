@@ -1,0 +1,114 @@
+"""Summarise a page for a goal: an LLM call with the VisBrowse-Bench extractor prompt.
+
+`summarise_for_goal` follows the reference `tools/tool_visit.py::readpage`: the page (already cut
+to 150,000 characters) goes into `EXTRACTOR_PROMPT` at temperature 0.6; a reply shorter than 10
+characters is retried on a page cut to 70 % (three times), then to 25,000 characters; a reply
+that is not JSON is asked for again up to three times (a JSON object inside other text is cut
+out first, as the reference does). The result is the parsed object — `rational`, `evidence`,
+`summary` — or None when no usable reply came. `Complete` is any "prompt in, text out" call:
+`model_completer` makes one from a toolsight `Model`, and the web session records and replays it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from toolsight.models.base import GenerateConfig, Message, Model, ModelError
+
+#: verbatim from the reference `tools/tool_visit.py` (typos "Rational", "feilds" included)
+EXTRACTOR_PROMPT = """Please process the following webpage content and user goal to extract relevant information:
+
+## **Webpage Content** 
+{webpage_content}
+
+## **User Goal**
+{goal}
+
+## **Task Guidelines**
+1. **Content Scanning for Rational**: Locate the **specific sections/data** directly related to the user's goal within the webpage content
+2. **Key Extraction for Evidence**: Identify and extract the **most relevant information** from the content, you never miss any important information, output the **full original context** of the content as far as possible, it can be more than three paragraphs.
+3. **Summary Output for Summary**: Organize into a concise paragraph with logical flow, prioritizing clarity and judge the contribution of the information to the goal.
+
+**Final Output Format using JSON format has "rational", "evidence", "summary" feilds**
+"""  # noqa: W291 - the reference prompt has a trailing space after "Webpage Content**"
+
+SUMMARY_TEMPERATURE = 0.6
+MAX_TRIES = 10
+
+#: (prompt, attempt) -> reply text ("" for no reply); raises nothing the caller must handle
+Complete = Callable[[str, int], Awaitable[str]]
+
+
+def extractor_prompt(content: str, goal: str) -> str:
+    return EXTRACTOR_PROMPT.format(webpage_content=content, goal=goal)
+
+
+def model_completer(model: Model, temperature: float = SUMMARY_TEMPERATURE,
+                    generate: Callable[[list[Message], list[Any], GenerateConfig], Awaitable[Any]] | None = None
+                    ) -> Complete:
+    """A `Complete` that asks `model` (through `generate`, e.g. the runner's retrying caller)."""
+    gen = generate or model.generate
+    config = GenerateConfig(temperature=temperature)
+
+    async def complete(prompt: str, attempt: int) -> str:
+        try:
+            out = await gen([Message.user(prompt)], [], config)
+        except ModelError:
+            return ""
+        return str(out.message.text)
+
+    return complete
+
+
+def _cut_json(content: str) -> str:
+    try:
+        json.loads(content)
+        return content
+    except json.JSONDecodeError:
+        left, right = content.find("{"), content.rfind("}")
+        if left != -1 and right != -1 and left <= right:
+            return content[left:right + 1]
+        return content
+
+
+class _Caller:
+    """The reference `call_server`: up to 10 tries for a non-empty reply; each try is numbered so a
+    recorded run replays the same sequence of replies."""
+
+    def __init__(self, complete: Complete) -> None:
+        self.complete = complete
+        self.attempt = 0
+
+    async def __call__(self, prompt: str) -> str:
+        for _ in range(MAX_TRIES):
+            self.attempt += 1
+            content = await self.complete(prompt, self.attempt)
+            if content:
+                return _cut_json(content)
+        return ""
+
+
+async def summarise_for_goal(complete: Complete, content: str, goal: str) -> dict[str, Any] | None:
+    """The parsed extractor reply for `content` and `goal`, or None (see the module docstring)."""
+    call = _Caller(complete)
+    raw: Any = await call(extractor_prompt(content, goal))
+    summary_retries = 3
+    while len(raw) < 10 and summary_retries >= 0:
+        truncate_length = int(0.7 * len(content)) if summary_retries > 0 else 25000
+        content = content[:truncate_length]
+        raw = await call(extractor_prompt(content, goal))
+        summary_retries -= 1
+    prompt = extractor_prompt(content, goal)
+    for _ in range(3):
+        try:
+            raw = json.loads(raw)
+            break
+        except (json.JSONDecodeError, TypeError):
+            raw = await call(prompt)
+    else:
+        return None
+    if not isinstance(raw, dict) or "evidence" not in raw or "summary" not in raw:
+        return None
+    return raw

@@ -1,0 +1,113 @@
+"""Input images registered in a task's workspace: copied (never hard-linked), converted when a
+provider could not take them (with the conversion recorded), refused when they leave the dataset."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from toolsight.agents.inputs import InputImageError, register_inputs
+from toolsight.agents.loop import register_inputs as from_loop
+from toolsight.tasks.schema import Task
+from toolsight.tools.base import Artifact, ArtifactStore, Toolbox
+
+
+def _task(*paths: str) -> Task:
+    return Task.model_validate({"id": "t", "turns": [{"prompt": "p", "images": [{"path": p} for p in paths]}]})
+
+
+def _register(root: Path, ws: Path, *paths: str) -> dict[str, Artifact]:
+    return dict(register_inputs(_task(*paths), root, Toolbox([], ArtifactStore(ws), "t")))
+
+
+def _gradient(w: int = 40, h: int = 30) -> np.ndarray:
+    x = np.linspace(0, 255, w, dtype=np.float64)
+    return np.tile(x, (h, 1))
+
+
+def test_the_loop_module_still_exports_register_inputs() -> None:
+    assert from_loop is register_inputs
+
+
+def test_inputs_are_private_copies(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    root.mkdir()
+    Image.fromarray(_gradient().astype(np.uint8), "L").convert("RGB").save(root / "a.png")
+    ws = tmp_path / "ws"
+    arts = _register(root, ws, "a.png")
+    copy = ws / "a.png"
+    assert copy.read_bytes() == (root / "a.png").read_bytes()
+    assert os.stat(copy).st_ino != os.stat(root / "a.png").st_ino and os.stat(root / "a.png").st_nlink == 1
+    # editing the dataset afterwards does not change the run's copy
+    Image.new("RGB", (40, 30), (255, 0, 0)).save(root / "a.png")
+    assert copy.read_bytes() != (root / "a.png").read_bytes()
+    art = arts["a.png"]
+    assert art.converted_from is None and art.source == "input"
+
+
+def _cmyk_jpeg(p: Path) -> None:
+    Image.new("CMYK", (40, 30), (255, 0, 0, 0)).save(p, "JPEG")  # pure cyan ink
+
+
+def _tiff(p: Path) -> None:
+    Image.fromarray(np.dstack([_gradient()] * 3).astype(np.uint8), "RGB").save(p, "TIFF")
+
+
+def _png16(p: Path) -> None:
+    Image.fromarray((_gradient() * 257).astype(np.uint16)).save(p)
+
+
+def _gif(p: Path) -> None:
+    frames = []
+    for i, colour in enumerate([(255, 0, 0), (0, 255, 0), (0, 0, 255)]):
+        im = Image.new("RGB", (40, 30), (255, 255, 255))
+        im.paste(colour, (i * 10, 0, i * 10 + 10, 30))
+        frames.append(im.convert("P"))
+    frames[0].save(p, save_all=True, append_images=frames[1:], duration=50, loop=0)
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "was", "out_name", "fmt", "mode"),
+    [
+        ("cmyk.jpg", _cmyk_jpeg, "JPEG CMYK", "cmyk.jpg", "JPEG", "RGB"),
+        ("scan.tif", _tiff, "TIFF RGB", "scan.png", "PNG", "RGB"),
+        ("depth.png", _png16, "PNG I;16", "depth.png", "PNG", "L"),
+        ("anim.gif", _gif, "GIF P, 3 frames", "anim.png", "PNG", "RGB"),
+    ],
+)
+def test_images_a_provider_cannot_take_are_converted(name: str, make: object, was: str, out_name: str, fmt: str,
+                                                      mode: str, tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    root.mkdir()
+    make(root / name)  # type: ignore[operator]
+    ws = tmp_path / "ws"
+    art = _register(root, ws, name)[name]
+    assert art.converted_from == was and art.file == out_name
+    with Image.open(ws / out_name) as im:
+        assert (im.format, im.mode, getattr(im, "n_frames", 1)) == (fmt, mode, 1)
+        px = np.asarray(im)
+    if name == "depth.png":  # 16-bit values scaled to 8 bits, not clipped or wrapped
+        assert px.min() == 0 and px.max() == 255 and 120 <= int(px[0, 20]) <= 135
+    if name == "anim.gif":  # the first frame: red at the left
+        assert tuple(int(v) for v in px[15, 5]) == (255, 0, 0) and tuple(int(v) for v in px[15, 15]) == (255, 255, 255)
+    if name == "cmyk.jpg":  # cyan in CMYK is cyan in RGB
+        r, g, b = (int(v) for v in px[15, 20])
+        assert r < 60 and g > 200 and b > 200
+
+
+def test_a_symlink_out_of_the_dataset_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    root.mkdir()
+    secret = tmp_path / "elsewhere.png"
+    Image.new("RGB", (4, 4)).save(secret)
+    (root / "link.png").symlink_to(secret)
+    with pytest.raises(InputImageError, match="outside the dataset folder"):
+        _register(root, tmp_path / "ws", "link.png")
+    # a symlink that stays inside the folder is fine
+    Image.new("RGB", (4, 4)).save(root / "real.png")
+    (root / "alias.png").symlink_to(root / "real.png")
+    assert _register(root, tmp_path / "ws2", "alias.png")["alias.png"] is not None
