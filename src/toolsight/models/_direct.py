@@ -16,10 +16,11 @@ server received, request by request.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -144,15 +145,32 @@ class DirectPath:
             if self.store is not None:
                 self.store.put(timeout, route.url, list(route.headers))
 
-    def begin_capture(self) -> Capture:
+    @contextlib.contextmanager
+    def capture(self, timeout: float, on: bool = True) -> Iterator[None]:
+        """Learn the route of `timeout` from the SDK request sent inside the block, when the block
+        succeeds (`on` False: learn nothing)."""
+        if not on:
+            yield
+            return
         cap = Capture()
         _capturing.set(cap)
-        return cap
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            _capturing.set(None)
+            if ok and cap.url is not None:
+                self.learn(timeout, cap.url, cap.headers)
 
-    def end_capture(self, timeout: float, cap: Capture, ok: bool) -> None:
-        _capturing.set(None)
-        if ok and cap.url is not None:
-            self.learn(timeout, cap.url, cap.headers)
+    async def send(self, spec: str, route: Route, body: dict[str, Any], client: Callable[[], Any],
+                   key_var: str) -> Any:
+        """POST a Stainless SDK's (openai, anthropic) request body; the reply's JSON, or for an error
+        status the ModelError with the message the SDK (`client()`) gives it."""
+        reply = await self.post(spec, route, dumps(body))
+        if reply.status >= 400:
+            raise stainless_status_error(spec, client(), reply, route.url, key_var)
+        return decode(spec, reply)
 
     def session(self) -> aiohttp.ClientSession:
         import aiohttp

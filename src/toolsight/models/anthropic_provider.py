@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from toolsight.models._common import api_key, object_arguments, stainless_call
-from toolsight.models._direct import DirectPath, capture_hook, decode, dumps, stainless_status_error
+from toolsight.models._direct import DirectPath, capture_hook
 from toolsight.models._routes import store_for
 from toolsight.models.base import (
     FinishReason,
@@ -155,26 +155,17 @@ class AnthropicModel(Model):
         route = self._direct.route(config.timeout) if self.direct else None
         if route is None:
             return await self._generate_sdk(self.client(), messages, tools, config)
-        reply = await self._direct.post(self.name, route, dumps(self.request_body(messages, tools, config)))
-        if reply.status >= 400:
-            raise stainless_status_error(self.name, self.client(), reply, route.url, KEY_VARS[0])
-        return self.parse_dict(decode(self.name, reply))
+        body = self.request_body(messages, tools, config)
+        return self.parse_dict(await self._direct.send(self.name, route, body, self.client, KEY_VARS[0]))
 
     async def _generate_sdk(self, client: AsyncAnthropic, messages: list[Message], tools: list[ToolSpec],
                             config: GenerateConfig) -> ModelOutput:
         import anthropic
 
         args = self.request_args(messages, tools, config)
-        cap = self._direct.begin_capture() if self.direct else None
-        ok = False
-        try:
-            request = client.messages.create(
-                **args, timeout=config.timeout, extra_headers=task_headers() or None)
+        with self._direct.capture(config.timeout, on=self.direct):
+            request = client.messages.create(**args, timeout=config.timeout, extra_headers=task_headers() or None)
             resp = await stainless_call(self.name, anthropic, request, config.timeout, KEY_VARS[0])
-            ok = True
-        finally:
-            if cap is not None:
-                self._direct.end_capture(config.timeout, cap, ok)
         return self.parse(resp)
 
     def parse(self, resp: Any) -> ModelOutput:
