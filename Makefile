@@ -58,11 +58,13 @@ bench: $(STAMP)
 	$(PY) bench/opencv_tools.py
 	$(PY) bench/perception.py
 	$(PY) bench/web.py
+	$(PY) bench/vtc_code.py
+	$(PY) bench/scale.py
 
 # Mutation testing (docs/testing.md): mutmut over the files in [tool.mutmut] of pyproject.toml.
-# MUTATE picks the mutants to run (module globs); add toolsight.store* etc. once those files are
-# in only_mutate. Results stay in mutants/ (re-runs skip what is already known).
-MUTATE ?= toolsight.scoring* toolsight.metrics.chain*
+# MUTATE picks the mutants to run (module globs; e.g. MUTATE="toolsight.store*"); a file must be
+# listed in only_mutate to have mutants. Results stay in mutants/ (re-runs skip what is known).
+MUTATE ?= toolsight.scoring* toolsight.metrics.chain* toolsight.store*
 SHARED ?= $(abspath ..)/shared
 mutation: $(STAMP)
 	TOOLSIGHT_SHARED=$(SHARED) $(VENV)/bin/mutmut run $(MUTATE)

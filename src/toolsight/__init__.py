@@ -1,3 +1,25 @@
-"""toolsight: evaluate multimodal models as agents that think with images."""
+"""toolsight: evaluate multimodal models as agents that think with images.
+
+`toolsight.evaluate(...)` / `await toolsight.evaluate_async(...)` are the Python API
+(`toolsight.api`, docs/api.md); they are imported on first use, so `import toolsight` stays light
+and the lower layers never load the engine.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from toolsight.api import EvalResult, evaluate, evaluate_async
+
+__all__ = ["EvalResult", "__version__", "evaluate", "evaluate_async"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("evaluate", "evaluate_async", "EvalResult"):
+        from toolsight import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'toolsight' has no attribute {name!r}")

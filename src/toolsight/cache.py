@@ -26,9 +26,12 @@ def _image_key(part: ImagePart) -> str:
         return part.path
 
 
-def request_key(model: str, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> str:
+def request_key(model: str, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig,
+                salt: str = "") -> str:
     h = hashlib.sha256()
     h.update(model.encode())
+    if salt:  # only when given, so every existing key stays the same
+        h.update(b"\x00salt:" + salt.encode())
     h.update(config.model_dump_json(exclude={"timeout"}).encode())
     for m in messages:
         h.update(m.role.encode())

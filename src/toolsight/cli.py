@@ -1,10 +1,13 @@
-"""The command line: run, retry, validate, generate, score, report, view, list.
+"""The command line: run, retry, validate, generate, score, report, view, list (docs/cli.md).
 
-User errors (bad folder, flag, model prefix, missing key) end in one clear message — never a
-traceback. Exit codes (toolsight.errors, README): 0 every task finished without error; 3 the run
-finished but some tasks ended in error; 2 bad input or configuration (nothing run); 4 the run
-could not start or was stopped (endpoint down past --outage-timeout, credentials rejected, run
-directory in use, disk full); 130 interrupted. `validate` exits 1 when it finds problems.
+`run` and `retry` go through the same engine as the Python API (`toolsight.api`). User errors (bad
+folder, flag, model prefix, missing key) end in one unwrapped line naming the flag and the fix —
+never a traceback; output is never hard-wrapped, so a pasted command works. A `.env` in the
+current folder (or above) is loaded first (variables already set win). Exit codes
+(toolsight.errors): 0 every task finished without error; 3 the run finished but some tasks (or
+re-scored tasks) ended in error; 2 bad input or configuration (nothing run); 4 the run could not
+start or was stopped (endpoint down past --outage-timeout, credentials rejected, run directory in
+use, disk full); 130 interrupted. `validate` exits 1 when it finds problems.
 """
 
 from __future__ import annotations
@@ -17,31 +20,66 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from toolsight.errors import EXIT_ABORTED, EXIT_USAGE, RunAborted, ToolsightError
+import toolsight
+from toolsight.errors import EXIT_ABORTED, EXIT_TASK_ERRORS, EXIT_USAGE, RunAborted, ToolsightError
 
+EXIT_CODES = ("Exit codes: 0 every task finished without error; 3 the run finished but some tasks ended in "
+              "error (`toolsight retry RUN`); 2 bad input or configuration, nothing run; 4 could not start or "
+              "stopped (endpoint down, credentials rejected, run directory in use, disk full); 130 Ctrl-C.")
+# plain click help (rich_markup_mode=None): it never truncates option names and reads the same in a
+# pipe and on a terminal; -h works as well as --help
+_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 app = typer.Typer(
     name="toolsight",
     help="Evaluate multimodal models as agents that think with images.",
+    epilog=EXIT_CODES,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings=_CONTEXT,
 )
-list_app = typer.Typer(help="List benchmarks, settings, models and tools.", no_args_is_help=True)
+list_app = typer.Typer(help="List benchmarks, settings, caps, models, tools and generators.", no_args_is_help=True,
+                       rich_markup_mode=None, context_settings=_CONTEXT)
 app.add_typer(list_app, name="list")
-err = Console(stderr=True)
-out = Console()
+# soft_wrap: output is never hard-wrapped at 80 columns (one-line errors, pasteable commands)
+err = Console(stderr=True, soft_wrap=True, highlight=False)
+out = Console(soft_wrap=True, highlight=False)
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    err.print(f"[bold red]error:[/] {_one_line(message)}", highlight=False)
     return typer.Exit(code)
+
+
+def _one_line(message: str) -> str:
+    """Messages are single lines; a multi-line one (a wrapped library error) is joined."""
+    from rich.markup import escape
+
+    return escape(" ".join(message.split()))
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"toolsight {toolsight.__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
+                                          help="print the version and exit")] = False,
+) -> None:
+    """Evaluate multimodal models as agents that think with images."""
 
 
 @app.command()
 def validate(
     folder: Annotated[Path, typer.Argument(help="dataset folder with tasks.jsonl and images")],
 ) -> None:
-    """Check every line and image of a dataset folder; print every problem."""
+    """Check every line and image of a dataset folder.
+
+    Prints every problem as tasks.jsonl:LINE: field: what is wrong; exits 1 when there are any."""
     from toolsight.tasks.dataset import count_tasks, validate_dataset
 
     problems = validate_dataset(folder)
@@ -53,27 +91,21 @@ def validate(
 
 
 def _parse_caps(caps: list[str]) -> dict[str, Any]:
-    outd: dict[str, Any] = {}
-    for c in caps:
-        if "=" not in c:
-            raise _fail(f"--cap {c!r}: expected NAME=VALUE, e.g. --cap max_tool_calls=10")
-        k, v = c.split("=", 1)
-        try:
-            outd[k.strip()] = json.loads(v)
-        except json.JSONDecodeError:
-            outd[k.strip()] = v
-    return outd
+    """--cap NAME=VALUE (VALUE as JSON when it parses), each name and value checked against the caps."""
+    from toolsight.api.options import check_caps, parse_assignments
+
+    return check_caps(parse_assignments(caps, "--cap", "max_tool_calls=10", form="NAME=VALUE"))
 
 
 @app.command()
 def run(
-    target: Annotated[str, typer.Argument(help="a benchmark name (see `toolsight list benchmarks`) or a dataset folder")],
-    model: Annotated[str, typer.Option("--model", "-m", help="e.g. openai/gpt-4o, anthropic/NAME, google/NAME, reference")],
-    setting: Annotated[str | None, typer.Option(help="setting name (see `toolsight list settings BENCH`)")] = None,
+    target: Annotated[str, typer.Argument(metavar="TARGET", help="a benchmark name (see `toolsight list benchmarks`) or a dataset folder")],
+    model: Annotated[str, typer.Option("--model", "-m", metavar="MODEL", help="e.g. openai/gpt-4o, anthropic/NAME, google/NAME, reference")],
+    setting: Annotated[str | None, typer.Option(metavar="NAME", help="setting name (see `toolsight list settings BENCH`)")] = None,
     loop: Annotated[str | None, typer.Option(help="official (the benchmark driver's requests) | toolsight (improved loop); default: the setting's")] = None,
-    data: Annotated[str | None, typer.Option(help="path to the benchmark's data (official format)")] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL (vLLM, SGLang, Ollama)")] = None,
-    out_dir: Annotated[str | None, typer.Option("--out", help="run directory (default runs/NAME-TIME)")] = None,
+    data: Annotated[str | None, typer.Option(metavar="PATH", help="path to the benchmark's data (official format)")] = None,
+    base_url: Annotated[str | None, typer.Option(metavar="URL", help="OpenAI-compatible server URL (vLLM, SGLang, Ollama)")] = None,
+    out_dir: Annotated[str | None, typer.Option("--out", metavar="DIR", help="run directory (default runs/NAME-TIME)")] = None,
     resume: Annotated[bool, typer.Option(help="continue the run in --out: unfinished and errored tasks run again")] = False,
     force: Annotated[bool, typer.Option(help="with --resume: accept a changed configuration (recorded)")] = False,
     retry_errors: Annotated[bool, typer.Option(help="with --resume: re-run tasks whose last record is an error")] = True,
@@ -91,12 +123,20 @@ def run(
     reasoning_effort: Annotated[str | None, typer.Option(help="minimal | low | medium | high")] = None,
     thinking_budget: Annotated[int | None, typer.Option(min=0)] = None,
     retries: Annotated[int, typer.Option(min=0)] = 5,
-    task_timeout: Annotated[float, typer.Option(min=0.1, help="seconds per task")] = 1200.0,
+    task_timeout: Annotated[float | None, typer.Option(min=0.1, help="seconds per task [default: the setting's (toolsight list settings), else 1200]")] = None,
     request_timeout: Annotated[float, typer.Option(min=0.1, help="seconds per model request")] = 120.0,
     backoff_base: Annotated[float, typer.Option(min=0.0, help="first retry delay in seconds (doubles)")] = 1.0,
     outage_timeout: Annotated[float, typer.Option(min=0.0, help="give up when the endpoint stays unreachable this long (s)")] = 600.0,
     max_retry_after: Annotated[float, typer.Option(min=0.0, help="longest Retry-After honoured (s)")] = 120.0,
-    cap: Annotated[list[str] | None, typer.Option(help="agent cap override NAME=VALUE (repeatable)")] = None,
+    cap: Annotated[list[str] | None, typer.Option(metavar="NAME=VALUE", help="agent cap NAME=VALUE (repeatable; names: `toolsight list caps`)")] = None,
+    model_args: Annotated[list[str] | None, typer.Option(
+        "--model-args", "-M", metavar="KEY=VALUE", help="provider argument KEY=VALUE (repeatable; VALUE as JSON when it parses): top_p, "
+        "stop, top_k, chat_template_kwargs=... (docs/models.md)")] = None,
+    extra_body: Annotated[str | None, typer.Option(metavar="JSON", help="JSON object (or a .json file) merged into every request body")] = None,
+    task_id: Annotated[list[str] | None, typer.Option("--task-id", metavar="ID", help="run only this task (repeatable)")] = None,
+    tag: Annotated[list[str] | None, typer.Option(metavar="KEY=VALUE", help="run only tasks with tag KEY=VALUE (repeatable; KEY=V1,V2 = either)")] = None,
+    epochs: Annotated[int, typer.Option(min=1, metavar="N", help="run every task N times (pass@k, mean@k, per-epoch spread)")] = 1,
+    epochs_reducer: Annotated[str | None, typer.Option(metavar="NAME", help="mean | pass_at_k | pass_all_k | median (default: the scorer's, else mean)")] = None,
     demo_prompts: Annotated[str | None, typer.Option(help="TIR-Bench demo_prompts.py: few-shot demos for tir-bench-llm extraction")] = None,
     agent: Annotated[str | None, typer.Option(help="agent to run the setting with, e.g. vcr (see docs)")] = None,
     history: Annotated[str | None, typer.Option(help="multi-turn history: gold (gold answers) | model")] = None,
@@ -105,8 +145,12 @@ def run(
     web: Annotated[str | None, typer.Option(help="web tools' backend: live | offline[=CORPUS_DIR] | replay=RUN_DIR")] = None,
     web_budget: Annotated[int | None, typer.Option(min=1, help="web requests allowed in this run")] = None,
     summary_model: Annotated[str | None, typer.Option(help="model that summarises pages for `visit`")] = None,
+    adaptive: Annotated[bool, typer.Option(help="adapt the connection limit to the endpoint (AIMD, under --max-connections)")] = True,
 ) -> None:
-    """Run a benchmark (or a dataset folder) with a model; write a run directory."""
+    """Run a benchmark or a dataset folder with a model.
+
+    Writes a run directory (manifest, records, artifacts); Ctrl-C keeps finished records and prints the
+    command that resumes."""
     from toolsight.models.base import GenerateConfig
     from toolsight.runner import RunOptions
 
@@ -118,21 +162,38 @@ def run(
         raise _fail(f"--history {history!r}: use 'gold' (earlier turns' gold answers) or 'model'", EXIT_USAGE)
     if reasoning_effort not in (None, "minimal", "low", "medium", "high"):
         raise _fail(f"--reasoning-effort {reasoning_effort!r}: use minimal, low, medium or high", EXIT_USAGE)
-    gen = GenerateConfig(
-        temperature=temperature, max_tokens=max_tokens, seed=seed,
-        reasoning_effort=reasoning_effort,
-        thinking_budget=thinking_budget, timeout=request_timeout,
-    )
+    from toolsight.api.options import generation, parse_assignments, parse_json_object
+    from toolsight.tasks.select import parse_tag_filters
+
+    try:
+        gen = generation(
+            GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed, reasoning_effort=reasoning_effort,
+                           thinking_budget=thinking_budget, timeout=request_timeout),
+            parse_assignments(model_args or [], "-M", "top_p=0.9"),
+            parse_json_object(extra_body, "--extra-body") if extra_body is not None else None,
+        )
+        caps = {**_parse_caps(cap or []), **({"history": history} if history else {})}
+        tags = parse_tag_filters(tag or [])
+    except ToolsightError as exc:
+        raise _fail(str(exc), EXIT_USAGE) from None
+    if epochs_reducer is not None:
+        from toolsight.metrics.epochs import REDUCERS
+
+        if epochs_reducer not in REDUCERS:
+            raise _fail(f"--epochs-reducer {epochs_reducer!r}: use one of {', '.join(REDUCERS)}", EXIT_USAGE)
     opts = RunOptions(
         benchmark=target, model=model, setting=setting, loop=loop, data=data, base_url=base_url, out=out_dir, resume=resume,
         force=force, concurrency=concurrency, max_connections=max_connections, limit=limit, judge=judge, judge_base_url=judge_base_url,
         judge_concurrency=judge_concurrency, score=not no_score, scorer_mode=scorer_mode, retries=retries,
         task_timeout=task_timeout, backoff_base=backoff_base, generate=gen,
-        caps={**_parse_caps(cap or []), **({"history": history} if history else {})}, cache=not no_cache,
+        caps=caps, cache=not no_cache,
+        task_ids=[i for item in task_id or [] for i in item.split(",") if i] or None, tags=tags,
+        epochs=epochs, epochs_reducer=epochs_reducer,
         demo_prompts=demo_prompts,
         agent=agent,
         web=web, web_budget=web_budget, summary_model=summary_model,
         retry_errors=retry_errors, outage_timeout=outage_timeout, max_retry_after=max_retry_after,
+        adaptive=adaptive,
     )
     from toolsight.agents.registry import agent_names
 
@@ -153,6 +214,24 @@ def _execute(opts: Any, report: bool) -> None:
 
 
 @app.command()
+def sweep(
+    plan: Annotated[Path, typer.Argument(help="a sweep plan (.toml, .yaml): models × benchmarks × settings")],
+    out: Annotated[Path | None, typer.Option(help="the sweep folder (default: the plan's `out`, else sweeps/NAME)")] = None,
+    resume: Annotated[bool, typer.Option(help="continue the sweep in --out: finish every run of the plan")] = False,
+    report: Annotated[bool, typer.Option(help="print the combined report at the end")] = True,
+) -> None:
+    """Run many runs from one plan into one sweep folder, sharing each endpoint's limit (docs/scale.md)."""
+    from toolsight.sweep_session import execute_sweep
+
+    try:
+        result = execute_sweep(plan, out, resume=resume, report=report)
+    except ToolsightError as exc:
+        raise _fail(str(exc), exc.exit_code) from None
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
+
+
+@app.command()
 def retry(
     run_dir: Annotated[Path, typer.Argument(help="a run directory")],
     base_url: Annotated[str | None, typer.Option(help="model URL, if it moved since the run started")] = None,
@@ -163,7 +242,9 @@ def retry(
     outage_timeout: Annotated[float | None, typer.Option(min=0.0)] = None,
     report: Annotated[bool, typer.Option(help="print the report tables at the end")] = True,
 ) -> None:
-    """Resume a run with the options it was made with: re-run its errored and unfinished tasks."""
+    """Re-run a run's errored and unfinished tasks.
+
+    Uses the options the run was made with; those given here (a moved --base-url, say) replace them."""
     from toolsight.session import retry_options
 
     if not (run_dir / "manifest.json").is_file():
@@ -188,38 +269,78 @@ def generate(
     """Generate a synthetic dataset folder (deterministic for a seed)."""
     kinds = _generator_kinds()
     if kind not in kinds:
-        raise _fail(f"unknown generator {kind!r}; choose one of: {', '.join(kinds)}", 2)
+        raise _fail(f"unknown generator {kind!r}; choose one of: {', '.join(kinds)} (`toolsight list generators`)", 2)
+    if difficulty is not None and (kind.startswith("vtc-") or kind in ("vtb", "browse")):
+        raise _fail(f"--difficulty: the {kind} generator has no difficulty levels; drop --difficulty", 2)
+    from toolsight.synth import KINDS
+
+    if difficulty is not None and kind in KINDS and difficulty not in KINDS[kind].difficulties:
+        levels = ", ".join(str(d) for d in KINDS[kind].difficulties)
+        raise _fail(f"--difficulty {difficulty} is not valid for {kind}; choose one of: {levels}", 2)
+    if difficulty is not None and kind == "phystool":
+        from toolsight.synth.phystool import LEVELS
+
+        if not 0 <= difficulty < len(LEVELS):
+            raise _fail(f"--difficulty {difficulty}: use 0-{len(LEVELS) - 1} ({', '.join(LEVELS)})", 2)
+    from toolsight.api.progress import PlainProgress
+
+    what = f"{n} {kind} task(s) into {out_dir}"
+    if err.is_terminal:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn(f"[bold]generating {kind}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       console=err, transient=True)
+        tid = bar.add_task(kind, total=n)
+        bar.start()
+
+        def tick(done: int) -> None:
+            bar.update(tid, completed=done)
+    else:
+        plain = PlainProgress(f"generate {kind}", n)
+        plain.start(f"generating {what}")
+
+        def tick(done: int) -> None:
+            plain.update(done, n)
     try:
-        if kind == "phystool":
-            from toolsight.synth.phystool import LEVELS, generate_phystool
-
-            level = LEVELS[difficulty] if difficulty is not None and 0 <= difficulty < len(LEVELS) else None
-            if difficulty is not None and level is None:
-                raise ValueError(f"--difficulty {difficulty}: use 0-{len(LEVELS) - 1} ({', '.join(LEVELS)})")
-            generate_phystool(n, seed, out_dir, level=level)
-        elif kind == "vtb":
-            from toolsight.benchmarks.vtb_generate import generate_vtb
-
-            generate_vtb(n, seed, out_dir)
-        elif kind.startswith("vtc-"):
-            from toolsight.synth.vtc import generate_vtc
-
-            generate_vtc(kind.removeprefix("vtc-"), n, seed, out_dir)
-        elif kind == "browse":
-            from toolsight.synth.browse import generate_browse
-
-            generate_browse(n, seed, out_dir)
-        else:
-            from toolsight.synth import generate as generate_tir
-
-            generate_tir(kind, n, seed, out_dir, difficulty=difficulty)
+        _generate(kind, n, seed, out_dir, difficulty, tick)
     except ValueError as exc:
         raise _fail(f"{kind}: {exc}", 2) from None
+    finally:
+        if err.is_terminal:
+            bar.stop()
     if kind == "vtb":
-        out.print(f"wrote {n} VisualToolBench-style task(s) to {out_dir} (official converted layout; run with "
+        corpus = out_dir / "corpus"
+        web = f", offline web corpus in {corpus}" if (corpus / "manifest.json").is_file() else ""
+        out.print(f"wrote {n} VisualToolBench-style task(s) to {out_dir} (official converted layout{web}; run with "
                   f"`toolsight run visualtoolbench --data {out_dir} --model reference`)")
         return
     out.print(f"wrote {n} {kind} task(s) to {out_dir} (check with `toolsight validate {out_dir}`)")
+
+
+def _generate(kind: str, n: int, seed: int, out_dir: Path, difficulty: int | None, tick: Any) -> None:
+    if kind == "phystool":
+        from toolsight.synth.phystool import LEVELS, generate_phystool
+
+        level = LEVELS[difficulty] if difficulty is not None and 0 <= difficulty < len(LEVELS) else None
+        if difficulty is not None and level is None:
+            raise ValueError(f"--difficulty {difficulty}: use 0-{len(LEVELS) - 1} ({', '.join(LEVELS)})")
+        generate_phystool(n, seed, out_dir, level=level, progress=tick)
+    elif kind == "vtb":
+        from toolsight.benchmarks.vtb_generate import generate_vtb
+
+        generate_vtb(n, seed, out_dir, progress=tick)
+    elif kind.startswith("vtc-"):
+        from toolsight.synth.vtc import generate_vtc
+
+        generate_vtc(kind.removeprefix("vtc-"), n, seed, out_dir, progress=tick)
+    elif kind == "browse":
+        from toolsight.synth.browse import generate_browse
+
+        generate_browse(n, seed, out_dir, progress=tick)
+    else:
+        from toolsight.synth import generate as generate_tir
+
+        generate_tir(kind, n, seed, out_dir, difficulty=difficulty, progress=tick)
 
 
 @app.command()
@@ -232,20 +353,44 @@ def score(
     name: Annotated[str | None, typer.Option(help="name of the scores file (scores-NAME.jsonl)")] = None,
     demo_prompts: Annotated[str | None, typer.Option(help="TIR-Bench demo_prompts.py: few-shot demos for tir-bench-llm extraction")] = None,
 ) -> None:
-    """Re-score a finished run without calling the evaluated model again."""
+    """Re-score a finished run without calling the model again.
+
+    Writes scores-NAME.jsonl beside the records; exits 3 when some tasks could not be scored."""
     from toolsight.session import rescore
 
+    if mode not in ("official", "corrected"):
+        raise _fail(f"--mode {mode!r}: use 'official' or 'corrected'", EXIT_USAGE)
+    if not (run_dir / "manifest.json").is_file():
+        raise _fail(f"{run_dir} is not a run directory (no manifest.json)", EXIT_USAGE)
     try:
         path = rescore(run_dir, judge=judge, scorer=scorer, mode=mode, name=name, judge_base_url=judge_base_url,
                        demo_prompts=demo_prompts)
-    except (ToolsightError, FileNotFoundError) as exc:
-        raise _fail(str(exc)) from None
-    out.print(f"wrote {path}")
+    except ToolsightError as exc:
+        raise _fail(str(exc), exc.exit_code) from None
+    except FileNotFoundError as exc:
+        raise _fail(str(exc), EXIT_USAGE) from None
+    counts = _score_counts(path)
+    line = (f"wrote {path}: {counts.get('scored', 0)} scored, {counts.get('score_errors', 0)} score error(s), "
+            f"{counts.get('skipped', 0)} not scored (run errors or unknown tasks)")
+    out.print(line, markup=False)
+    if counts.get("score_errors"):
+        first = str(counts.get("score_error") or "")
+        raise _fail(f"{counts['score_errors']} task(s) could not be scored; first: {first}", EXIT_TASK_ERRORS)
+
+
+def _score_counts(path: Path) -> dict[str, Any]:
+    """The counts `toolsight score` wrote beside its scores file (scores-NAME.meta.json)."""
+    meta = path.with_name(path.name[: -len(".jsonl")] + ".meta.json")
+    try:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 @app.command("report")
 def report_cmd(
-    run_dirs: Annotated[list[Path], typer.Argument(help="one or more run directories")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="one or more run directories, or a sweep folder")],
     by: Annotated[list[str] | None, typer.Option(help="group by this task tag (repeatable)")] = None,
     fmt: Annotated[str, typer.Option("--format", help="md | html | json | csv")] = "md",
     base: Annotated[str | None, typer.Option(help="base setting for deltas")] = None,
@@ -258,6 +403,15 @@ def report_cmd(
     """Print the papers' tables for one or more runs."""
     if fmt not in ("md", "html", "json", "csv"):
         raise _fail(f"--format {fmt!r}: use md, html, json or csv", 2)
+    if len(run_dirs) == 1 and (run_dirs[0] / "sweep.json").is_file():  # a sweep folder: its combined report
+        from toolsight.report.sweep import build_sweep_report
+
+        try:
+            text = build_sweep_report(run_dirs[0], fmt=fmt, out_dir=out_dir)
+        except (ToolsightError, ValueError, OSError) as exc:
+            raise _fail(str(exc)) from None
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
     for d in run_dirs:
         if not (d / "manifest.json").is_file():
             raise _fail(f"{d} is not a run directory (no manifest.json)")
@@ -284,7 +438,9 @@ def view(
     scores: Annotated[str | None, typer.Option(help="show scores-NAME.jsonl instead of the records' scores")] = None,
     prices: Annotated[Path | None, typer.Option(help="JSON price table: cost in the summary")] = None,
 ) -> None:
-    """Build an HTML trace viewer for a run (or a side-by-side comparison of several runs)."""
+    """Build the HTML trace viewer for a run.
+
+    Two or more runs: the same tasks side by side."""
     for d in run_dirs:
         if not (d / "manifest.json").is_file():
             raise _fail(f"{d} is not a run directory (no manifest.json)")
@@ -318,9 +474,11 @@ def list_benchmarks() -> None:
     """Benchmarks toolsight can run."""
     from toolsight.benchmarks.registry import benchmark_names, get_benchmark
 
-    for name in benchmark_names():
+    names = benchmark_names()
+    width = max((len(n) for n in names), default=0)
+    for name in names:
         b = get_benchmark(name)
-        out.print(f"{name:12s} {b.description}", highlight=False)
+        out.print(f"{name:{width}s}  {b.description}", highlight=False, markup=False)
     out.print("(any folder with tasks.jsonl can be run too: `toolsight run DIR --model M`)")
 
 
@@ -336,8 +494,19 @@ def list_settings(benchmark: Annotated[str, typer.Argument(help="benchmark name 
     for name, s in b.settings().items():
         mark = " (default)" if name == b.default_setting else ""
         tools = ", ".join(s.tools) or "no tools"
+        clock = f"; task timeout {s.task_timeout_s:g} s" if s.task_timeout_s else ""
         out.print(f"{name}{mark}: loop {s.loop}; tools: {tools}; max tool calls {s.max_tool_calls}, "
-                  f"max rounds {s.max_rounds}", highlight=False)
+                  f"max rounds {s.max_rounds}{clock}", highlight=False)
+
+
+@list_app.command("caps")
+def list_caps() -> None:
+    """Agent caps that --cap NAME=VALUE can set."""
+    from toolsight.api.options import cap_names
+
+    for name, desc in cap_names().items():
+        out.print(f"{name:22s} {desc}", markup=False)
+    out.print('values are JSON when they parse: --cap max_tool_calls=10 --cap \'generate={"top_p": 0.9}\'', markup=False)
 
 
 @list_app.command("models")
@@ -379,7 +548,8 @@ def _generator_kinds() -> dict[str, str]:
         kinds[f"vtc-{name}"] = "VTC-Bench style: MC question, degraded image, reference OpenCV tool chain"
     kinds["phystool"] = ("PhysToolBench style: numbered toy tools, a job, answer = object numbers or None; "
                          "difficulty 0-3 = Easy, Medium-M1/M2/M3")
-    kinds["vtb"] = "VisualToolBench style: single/multi-turn, rubrics with checks, official layout"
+    kinds["vtb"] = ("VisualToolBench style: single/multi-turn, rubrics with checks, official layout; web lookups and "
+                    "weather over its own offline corpus")
     kinds["browse"] = ("VisBrowse-Bench style: a generated mini-web (pages, pictures, links; offline corpus in "
                        "corpus/) and multi-hop browsing tasks with reference tool-call programs")
     return kinds
@@ -392,25 +562,57 @@ def list_generators() -> None:
         out.print(f"{name:18s} {desc}", highlight=False)
 
 
+def _click_exceptions() -> Any:
+    """Click's exception classes: typer >= 0.2x vendors click as `typer._click`, older typer uses click."""
+    try:
+        from typer._click import exceptions as vendored
+
+        return vendored
+    except ImportError:  # pragma: no cover - older typer
+        import click.exceptions
+
+        return click.exceptions
+
+
 def main() -> None:
+    from toolsight.api.env import load_env
     from toolsight.diagnostics import configure_logging
 
-    configure_logging()
     try:
-        app()
+        load_env()  # .env: API keys without exporting them (variables already set win)
+    except Exception as exc:  # a broken .env must not hide the command's own error
+        err.print(f"warning: .env not loaded: {_one_line(str(exc))}")
+    configure_logging()  # after .env, so TOOLSIGHT_LOG_LEVEL / _LOG_FILE may be set there
+    ce = _click_exceptions()
+    try:
+        code = app(standalone_mode=False, prog_name="toolsight")
+    except ce.NoArgsIsHelpError as exc:  # bare `toolsight` / `toolsight list`: the help
+        sys.stderr.write(exc.format_message().rstrip() + "\n")
+        sys.exit(EXIT_USAGE)
+    except ce.UsageError as exc:  # a bad flag or value: one line, the fix, exit 2
+        where = f"`{exc.ctx.command_path} --help`" if exc.ctx is not None else "`toolsight --help`"
+        err.print(f"[bold red]error:[/] {_one_line(exc.format_message())} (see {where})")
+        sys.exit(exc.exit_code)
+    except ce.ClickException as exc:
+        err.print(f"[bold red]error:[/] {_one_line(exc.format_message())}")
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
     except ToolsightError as exc:  # any command: one line and the error's code, never a traceback
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err.print(f"[bold red]error:[/] {_one_line(str(exc))}")
         sys.exit(exc.exit_code)
     except RunAborted as exc:  # e.g. a judge's credentials rejected while re-scoring
-        err.print(f"[bold red]stopped:[/] {exc}", highlight=False)
+        err.print(f"[bold red]stopped:[/] {_one_line(str(exc))}")
         sys.exit(exc.exit_code)
     except OSError as exc:
         from toolsight.store import is_disk_full
 
         if not is_disk_full(exc):
             raise
-        err.print(f"[bold red]error:[/] disk full: {exc}", highlight=False)
+        err.print(f"[bold red]error:[/] disk full: {_one_line(str(exc))}")
         sys.exit(EXIT_ABORTED)
+    sys.exit(code if isinstance(code, int) else 0)

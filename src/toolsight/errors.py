@@ -34,6 +34,25 @@ class ToolsightError(Exception):
         return str(self)
 
 
+def one_line(exc: BaseException) -> str:
+    """An error as one line: a pydantic ValidationError as `field: what is wrong; …` (no URL, no
+    indented block), anything else with its whitespace collapsed."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            items = errors(include_url=False)
+        except TypeError:
+            items = None
+        if isinstance(items, list) and items:
+            parts = []
+            for e in items:
+                loc = ".".join(str(x) for x in e.get("loc", ()) if x != "__root__") if isinstance(e, dict) else ""
+                msg = e.get("msg", "") if isinstance(e, dict) else str(e)
+                parts.append(f"{loc}: {msg}" if loc else str(msg))
+            return "; ".join(parts)
+    return " ".join(str(exc).split())
+
+
 class TaskAbort(ToolsightError):
     """Raised inside a tool when the task cannot go on (e.g. a web replay has no recorded entry).
 

@@ -2,8 +2,9 @@
 
 Each record's final responses (`trajectory.responses`) go to a scorer with the task; the results
 are written to `scores-NAME.jsonl` beside `records.jsonl` (which is never touched), one line per
-task: `{"task_id": ..., "score": {Score} | null, "error": null | "why there is no score"}`, plus
-`scores-NAME.meta.json` saying which scorer and judge made it. Reports read either file
+task (and epoch): `{"task_id": ..., "epoch": N, "score": {Score} | null, "error": null | "why there is
+no score"}`, plus `scores-NAME.meta.json` saying which scorer and judge made it, the counts and the
+first score error (`score_error`). Reports read either file
 (`--scores NAME`). Judge calls go through the run's response cache, so re-running the same judge
 costs nothing.
 """
@@ -35,6 +36,7 @@ class RescoreError(ToolsightError, ValueError):
 
 class ScoreLine(BaseModel):
     task_id: str
+    epoch: int = 1
     score: Score | None = None
     error: str | None = None
 
@@ -96,41 +98,45 @@ async def _score_one(scorer: Scorer, task: Task, responses: list[str], ctx: Scor
 
 
 async def _rescore(run_dir: Path, scorer: Scorer, tasks: Mapping[str, Task], ctx: ScoreContext,
-                   out: Path, concurrency: int) -> dict[str, int]:
+                   out: Path, concurrency: int) -> dict[str, Any]:
     sem = asyncio.Semaphore(max(1, concurrency))
     batch_size = max(1, concurrency) * 4
     counts = {"scored": 0, "skipped": 0, "score_errors": 0}
+    first_error: dict[str, str] = {}
     with out.open("w", encoding="utf-8") as fh:
-        batch: list[tuple[str, asyncio.Task[Score] | ScoreLine]] = []
+        batch: list[tuple[tuple[str, int], asyncio.Task[Score] | ScoreLine]] = []
 
         async def flush() -> None:
-            for tid, item in batch:
+            for (tid, epoch), item in batch:
                 if isinstance(item, ScoreLine):
                     line = item
                 else:
                     sc = await item
-                    line = ScoreLine(task_id=tid, score=sc)
+                    line = ScoreLine(task_id=tid, epoch=epoch, score=sc)
                     counts["score_errors" if sc.error else "scored"] += 1
+                    if sc.error:
+                        first_error.setdefault("score_error", sc.error)
                 fh.write(line.model_dump_json() + "\n")
             batch.clear()
 
         for rec in iter_latest_records(run_dir):
             task = tasks.get(rec.task_id)
+            key = (rec.task_id, rec.epoch)
             if rec.error is not None:
-                batch.append((rec.task_id, ScoreLine(task_id=rec.task_id, error=f"record error: {rec.error}")))
+                batch.append((key, ScoreLine(task_id=rec.task_id, epoch=rec.epoch, error=f"record error: {rec.error}")))
                 counts["skipped"] += 1
             elif task is None:
-                batch.append((rec.task_id, ScoreLine(task_id=rec.task_id, error="task not found in the dataset")))
+                batch.append((key, ScoreLine(task_id=rec.task_id, epoch=rec.epoch, error="task not found in the dataset")))
                 counts["skipped"] += 1
             else:
                 job = asyncio.ensure_future(_score_one(scorer, task, rec.trajectory.responses, ctx, sem))
-                batch.append((rec.task_id, job))
+                batch.append((key, job))
             if len(batch) >= batch_size:
                 await flush()
         await flush()
         fh.flush()
         os.fsync(fh.fileno())
-    return counts
+    return {**counts, **first_error}
 
 
 def rescore_run(

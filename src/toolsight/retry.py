@@ -2,7 +2,8 @@
 
 `ModelCaller` wraps one `Model` (the evaluated model, or a judge) for a whole run:
 
-- a semaphore for the endpoint's connection limit (`max_connections`);
+- the endpoint's connection limit: an `EndpointLimiter` (`toolsight.limiter`; shared with every
+  other caller of the same endpoint when given, adaptive AIMD), else a fixed one of `max_connections`;
 - the response cache for deterministic requests;
 - errors sorted by `classify`:
   - **fatal** (HTTP 401/403: credentials; 404: model or URL unknown): nothing else can succeed,
@@ -35,6 +36,7 @@ from typing import Literal, TypeVar
 from toolsight.breaker import CircuitBreaker, StillDown
 from toolsight.cache import ResponseCache, request_key
 from toolsight.errors import RunAborted
+from toolsight.limiter import OVERLOAD_STATUSES, EndpointLimiter
 from toolsight.models.base import GenerateConfig, Message, Model, ModelError, ModelOutput
 from toolsight.tools.base import ToolSpec
 
@@ -120,6 +122,7 @@ class ModelCaller:
         breaker_threshold: int = 3,
         label: str = "model endpoint",
         on_event: Callable[[str], None] | None = None,
+        limiter: EndpointLimiter | None = None,
     ) -> None:
         self.model = model
         self.max_connections = max_connections
@@ -131,7 +134,7 @@ class ModelCaller:
         self.stats = stats or CallStats()
         self.max_retry_after = max_retry_after
         self.label = label
-        self._sem = asyncio.Semaphore(max_connections)
+        self.limiter = limiter or EndpointLimiter(model.name, max_connections, adaptive=False)
         self._probe_config = GenerateConfig(max_tokens=16)
         self.breaker = CircuitBreaker(
             self._probe, label=label, threshold=breaker_threshold, backoff_base=backoff_base,
@@ -145,13 +148,14 @@ class ModelCaller:
         return out
 
     async def call(
-        self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig
+        self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig, cache_salt: str = ""
     ) -> tuple[ModelOutput, CallInfo]:
-        """One model call with everything above; raises `CallFailed` (a ModelError) or RunAborted."""
+        """One model call with everything above; raises `CallFailed` (a ModelError) or RunAborted.
+        `cache_salt` separates cache entries of identical requests (the epochs of one task)."""
         t0 = time.monotonic()
         key = None
         if self.cache is not None and config.is_deterministic():
-            key = request_key(self.model.name, messages, tools, config)
+            key = request_key(self.model.name, messages, tools, config, salt=cache_salt)
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
@@ -176,9 +180,15 @@ class ModelCaller:
         while True:
             st.info.waited_s += await self._wait_for_endpoint()
             try:
-                async with self._sem:
+                async with self.limiter.slot() as slot:
                     self.stats.calls += 1
-                    out = await fn()
+                    try:
+                        out = await fn()
+                    except ModelError as exc:
+                        if exc.status in OVERLOAD_STATUSES:
+                            slot.overloaded()
+                        raise
+                    slot.ok()
                 self.breaker.success()
                 return out, st.info
             except ModelError as exc:

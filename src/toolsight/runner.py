@@ -7,7 +7,8 @@ does not count outage pauses. The run directory is created atomically and locked
 content changed; it refuses a different configuration unless forced. A task that fails becomes a
 record with an error and the run goes on; what no task can survive (the endpoint down past
 `--outage-timeout`, rejected credentials, a full disk) stops the run with `RunStopped`, keeping
-every finished record.
+every finished record. `--task-id` / `--tag` select tasks (a selection, like `--limit`, not part of
+the resume identity); `--epochs N` runs each selected task N times, one record per (task, epoch).
 """
 
 from __future__ import annotations
@@ -45,9 +46,12 @@ from toolsight.errors import (
     RunAborted,
     TaskAbort,
     ToolsightError,
+    one_line,
 )
+from toolsight.limiter import EndpointLimiter, LimiterPool, endpoint_key
 from toolsight.log.files import latest_status
 from toolsight.log.manifest import Manifest
+from toolsight.log.record import record_key
 from toolsight.log.trajectory import ModelCallRecord
 from toolsight.models.base import GenerateConfig, Message, Model, ModelError, ModelOutput
 from toolsight.record import Record
@@ -72,6 +76,9 @@ class RunStopped(ToolsightError):
         self.summary = summary
 
 
+DEFAULT_TASK_TIMEOUT_S = 1200.0
+
+
 class RunOptions(BaseModel):
     """Everything that defines a run. `identity()` of the defining fields guards --resume."""
 
@@ -91,7 +98,8 @@ class RunOptions(BaseModel):
     judge_concurrency: int = 8
     retries: int = 5
     backoff_base: float = 1.0
-    task_timeout: float = 1200.0
+    task_timeout: float | None = Field(default=None, description="seconds per task; None: the setting's "
+                                       "task_timeout_s, else DEFAULT_TASK_TIMEOUT_S")
     limit: int | None = None
     resume: bool = False
     force: bool = False
@@ -108,6 +116,18 @@ class RunOptions(BaseModel):
     web: str | None = Field(default=None, description="live | offline[=CORPUS] | replay=RUN_DIR (toolsight.web)")
     web_budget: int | None = Field(default=None, description="web requests allowed per run")
     summary_model: str | None = Field(default=None, description="model that summarises pages for `visit`")
+    # selections (not in the identity: a resume may widen them, as it may a larger --limit)
+    task_ids: list[str] | None = Field(default=None, description="run only these task ids (--task-id)")
+    tags: dict[str, list[str]] = Field(
+        default_factory=dict, description="run only tasks whose tag KEY is one of the values (--tag KEY=VALUE); "
+        "keys are ANDed, values of one key ORed")
+    epochs: int = Field(default=1, ge=1, description="times each task runs; records carry `epoch` (1..N)")
+    epochs_reducer: str | None = Field(
+        default=None, description="how a task's epochs reduce to one score (metrics/epochs.py); None = the scorer's")
+    # how the run is carried out, not what its records mean: none of these is in the identity
+    adaptive: bool = Field(default=True, description="adapt each endpoint's connection limit (AIMD) under max_connections")
+    endpoint: str | None = Field(default=None, description="limiter group of the model's endpoint (default: its base "
+                                 "URL, else the model spec); runs naming the same endpoint share one limit")
 
     def identity(self, benchmark: str, setting: str, data_hash: str) -> dict[str, Any]:
         """What a resumed run must share with the run it continues. Paths, URLs, concurrency,
@@ -149,6 +169,8 @@ class RunSummary:
     stopped: str | None = None
     stats: CallStats = field(default_factory=CallStats)
     outage_s: float = 0.0
+    #: the endpoint limiters the run's calls go through (live: the progress display reads them)
+    limiters: list[EndpointLimiter] = field(default_factory=list)
 
     @property
     def accuracy(self) -> float | None:
@@ -180,6 +202,10 @@ class RunSummary:
             text += f"; {self.kept_errors} earlier error record(s) kept (--no-retry-errors)"
         if self.outage_s >= 1:
             text += f"; paused {self.outage_s:.0f} s while the endpoint was unreachable"
+        for lim in self.limiters:
+            if lim.cuts:
+                text += (f"; {lim.key}: connection limit {lim.current}/{lim.max_limit} after {lim.cuts} cut(s) "
+                         f"({lim.overloads} overload answer(s))")
         if errs or self.kept_errors:
             text += f". Re-run the failed tasks with: toolsight retry {self.run_dir}"
         return text
@@ -203,10 +229,13 @@ class TaskCalls:
     """The `generate` one task's agent gets: the run's ModelCaller (or a baseline's own generate),
     with every call's finish reason, retries and timing logged for the trajectory."""
 
-    def __init__(self, caller: ModelCaller | None, generate: Generate) -> None:
+    def __init__(self, caller: ModelCaller | None, generate: Generate, cache_salt: str = "") -> None:
         self.caller = caller
         self.generate = generate
         self.log: list[ModelCallRecord] = []
+        # epoch N > 1 of a task must not replay epoch 1's cached replies (that would hide the variance
+        # epochs measure); a resumed epoch still finds its own
+        self.cache_salt = cache_salt
 
     async def call_raw(self, fn: Callable[[], Awaitable[Any]]) -> Any:
         """A raw provider call an official loop built itself, under the run's limit, retries and breaker."""
@@ -219,7 +248,8 @@ class TaskCalls:
         index = len(self.log)
         try:
             if self.caller is not None:
-                out, info = await self.caller.call(messages, tools, config)
+                out, info = (await self.caller.call(messages, tools, config, cache_salt=self.cache_salt)
+                             if self.cache_salt else await self.caller.call(messages, tools, config))
             else:
                 out, info = await self.generate(messages, tools, config), CallInfo()
         except ModelError as exc:
@@ -240,13 +270,19 @@ def apply_caps(settings: AgentSettings, opts: RunOptions) -> AgentSettings:
     if opts.agent:
         upd["agent"] = opts.agent
     gen = settings.generate.model_dump()
-    for k, v in opts.generate.model_dump(exclude_defaults=True).items():
-        gen[k] = v
-    upd["generate"] = GenerateConfig.model_validate(gen)
+    # a `generate` cap (--cap 'generate={"top_p": 0.9}') is applied on top of the setting's, and the
+    # run's own generation flags on top of both
+    cap_gen = upd.pop("generate", None)
+    if cap_gen is not None and not isinstance(cap_gen, dict):
+        raise RunError('--cap generate=...: expected a JSON object, e.g. --cap \'generate={"top_p": 0.9}\'')
+    for layer in (cap_gen or {}, opts.generate.model_dump(exclude_defaults=True)):
+        for k, v in layer.items():
+            gen[k] = {**gen.get(k, {}), **v} if k == "extra_body" and isinstance(v, dict) else v
     try:
+        upd["generate"] = GenerateConfig.model_validate(gen)
         return AgentSettings.model_validate({**settings.model_dump(), **upd})
     except ValueError as exc:
-        raise RunError(f"bad cap override: {exc}") from None
+        raise RunError(f"bad cap override: {one_line(exc)} (cap names: `toolsight list caps`)") from None
 
 
 def default_run_dir(opts: RunOptions, setting: str) -> Path:
@@ -268,7 +304,7 @@ def disk_full(exc: BaseException | str) -> RunAborted:
 
 @dataclass
 class _Plan:
-    todo: list[Task]
+    todo: list[tuple[Task, int]]  # (task, epoch)
     summary: RunSummary
     new_run: bool = True
 
@@ -286,14 +322,18 @@ class Runner:
         on_progress: Callable[[RunSummary, CallStats], None] | None = None,
         on_event: Callable[[str], None] | None = None,
         summarizer: Model | None = None,
+        limiters: LimiterPool | None = None,
     ) -> None:
         self.opts = opts
+        self.limiters = limiters if limiters is not None else LimiterPool()  # a sweep passes one shared pool
         self.bench = bench
         self.loaded = loaded
         self.model = model
         self.setting_name = opts.setting or bench.default_setting
         self.settings = apply_caps(bench.setting(self.setting_name, opts.loop), opts)
-        self.opts = opts = opts.model_copy(update={"loop": self.settings.loop})
+        # an explicit --task-timeout wins; else the setting's own (VTC-Bench official: the driver's 3 × 3600 s)
+        self.task_timeout: float = opts.task_timeout or self.settings.task_timeout_s or DEFAULT_TASK_TIMEOUT_S
+        self.opts = opts = opts.model_copy(update={"loop": self.settings.loop, "task_timeout": self.task_timeout})
         self.run_dir = Path(opts.out) if opts.out else default_run_dir(opts, self.setting_name)
         self.on_progress = on_progress
         self.on_event = on_event
@@ -320,6 +360,28 @@ class Runner:
             except WebError as exc:
                 raise RunError(str(exc)) from None
         self.task_hashes: dict[str, str] = {}
+        # the tasks this run covers, chosen now so a bad --task-id / --tag fails before the run
+        # directory exists
+        self.selected = self._select()
+        if opts.epochs > 1 or opts.epochs_reducer is not None:
+            from toolsight.metrics.epochs import DEFAULT_REDUCER, check_reducer
+
+            reducer = opts.epochs_reducer or getattr(self.scorer, "reducer", None) or DEFAULT_REDUCER
+            try:
+                check_reducer(reducer)
+            except ValueError as exc:
+                raise RunError(f"--epochs-reducer: {exc}") from None
+            self.opts = opts = opts.model_copy(update={"epochs_reducer": reducer})
+
+    def _select(self) -> list[Task]:
+        """--tag / --task-id, then --limit, then the setting's own expansion (`tasks_for`)."""
+        from toolsight.tasks.select import SelectionError, select_tasks
+
+        try:
+            return select_tasks(self.loaded.tasks, self.opts.task_ids, self.opts.tags, self.opts.limit,
+                                expand=lambda ts: self.bench.tasks_for(self.setting_name, ts))
+        except SelectionError as exc:
+            raise RunError(f"{exc} (in {self.loaded.source})") from None
 
     def _emit(self, text: str) -> None:
         if self.on_event is not None:
@@ -369,11 +431,11 @@ class Runner:
     def _plan(self, old: Manifest | None, identity: dict[str, Any]) -> _Plan:
         """Which tasks to run: all on a new run; on resume, those without a record, those whose last
         record is an error (unless --no-retry-errors) and those whose task changed since."""
-        tasks = self.loaded.tasks[: self.opts.limit] if self.opts.limit else self.loaded.tasks
-        tasks = self.bench.tasks_for(self.setting_name, tasks)
-        summary = RunSummary(run_dir=self.run_dir, total=len(tasks))
+        tasks = self.selected
+        units = [(t, e) for e in range(1, self.opts.epochs + 1) for t in tasks]  # epoch 1 of every task first
+        summary = RunSummary(run_dir=self.run_dir, total=len(units))
         if old is None:
-            return _Plan(list(tasks), summary)
+            return _Plan(units, summary)
         changes = identity_changes(self._identity_of(old), identity)
         if changes and not self.opts.force:
             raise RunError(
@@ -399,21 +461,21 @@ class Runner:
             self._emit("warning: --force: accepting " + "; ".join(changes))
         record_resume(self.run_dir, old, event, accepted)
         status = latest_status(self.run_dir)
-        todo: list[Task] = []
-        for t in tasks:
-            last = status.get(t.id)
+        todo: list[tuple[Task, int]] = []
+        for t, epoch in units:
+            last = status.get(record_key(t.id, epoch))
             if last is None:
-                todo.append(t)
+                todo.append((t, epoch))
                 continue
             error, th = last
             if th is not None and th != self.task_hashes.get(t.id):
                 summary.changed += 1
-                todo.append(t)
+                todo.append((t, epoch))
             elif error is None:
                 summary.skipped += 1
             elif self.opts.retry_errors:
                 summary.retried += 1
-                todo.append(t)
+                todo.append((t, epoch))
             else:
                 summary.kept_errors += 1
                 summary.skipped += 1
@@ -440,7 +502,7 @@ class Runner:
         t0, paused0 = time.monotonic(), caller.breaker.down_seconds()
         try:
             while True:
-                left = t0 + self.opts.task_timeout + (caller.breaker.down_seconds() - paused0) - time.monotonic()
+                left = t0 + self.task_timeout + (caller.breaker.down_seconds() - paused0) - time.monotonic()
                 if left <= 0:
                     raise TimeoutError
                 done, _ = await asyncio.wait({job}, timeout=left)
@@ -454,15 +516,16 @@ class Runner:
             elif not job.cancelled():
                 job.exception()  # mark it retrieved: the run reports the first failure, not asyncio
 
-    async def _run_task(self, task: Task, caller: ModelCaller, ctx: ScoreContext) -> Record:
+    async def _run_task(self, task: Task, caller: ModelCaller, ctx: ScoreContext, epoch: int = 1) -> Record:
         t0 = time.time()
-        ws = artifact_dir(self.run_dir, task.id)
+        ws = artifact_dir(self.run_dir, task.id, epoch)
         if ws.exists():
             shutil.rmtree(ws)  # a partial workspace from a killed run, or from an errored attempt
         store = ArtifactStore(ws)
         toolbox = Toolbox(self.tools, store, task.id)
         model = self.model.for_task(task)
-        calls = TaskCalls(caller if model is self.model else None, model.generate)
+        calls = TaskCalls(caller if model is self.model else None, model.generate,
+                          cache_salt=f"epoch {epoch}" if epoch > 1 else "")
         agent = self.bench.make_agent(self.settings, model, calls)
         error: str | None = None
         traj = Trajectory()
@@ -476,7 +539,7 @@ class Runner:
             traj.artifacts = store.all()
         except TimeoutError:
             traj = Trajectory(stop_reason="time_limit", artifacts=store.all())
-            error = f"time limit: task exceeded {self.opts.task_timeout:.0f} s"
+            error = f"time limit: task exceeded {self.task_timeout:.0f} s"
         except InputImageError as exc:
             error = f"input error: {exc}"
         except (asyncio.CancelledError, RunAborted):
@@ -498,7 +561,7 @@ class Runner:
         elif error is None:
             score, error = await self._score(task, traj, ctx)
         return Record(
-            task_id=task.id, benchmark=self.bench.name, setting=self.setting_name, model=self.opts.model,
+            task_id=task.id, epoch=epoch, benchmark=self.bench.name, setting=self.setting_name, model=self.opts.model,
             tags=task.tags, trajectory=traj, score=score, error=error, started_at=t0,
             duration_s=round(time.time() - t0, 4), extra=extra, task_hash=self.task_hashes.get(task.id),
         )
@@ -547,7 +610,7 @@ class Runner:
         caller = ModelCaller(self.model, max_connections=self.opts.max_connections, retries=self.opts.retries,
                              backoff_base=self.opts.backoff_base, cache=cache,
                              max_retry_after=self.opts.max_retry_after, outage_timeout=self.opts.outage_timeout,
-                             on_event=self._emit)
+                             on_event=self._emit, limiter=self.model_limiter())
         summary.stats = caller.stats
         judge_caller: ModelCaller | None = None
         judge: Model | None = None
@@ -556,7 +619,7 @@ class Runner:
                                        retries=self.opts.retries, backoff_base=self.opts.backoff_base, cache=cache,
                                        max_retry_after=self.opts.max_retry_after,
                                        outage_timeout=self.opts.outage_timeout, label="judge endpoint",
-                                       on_event=self._emit)
+                                       on_event=self._emit, limiter=self.judge_limiter())
             judge = CallerModel(judge_caller)
         ctx = ScoreContext(judge=judge)
         if self.uses_sandbox:
@@ -577,7 +640,7 @@ class Runner:
             if is_disk_full(exc):
                 raise RunStopped(str(disk_full(exc)), summary) from None
             raise
-        queue: asyncio.Queue[Task] = asyncio.Queue()
+        queue: asyncio.Queue[tuple[Task, int]] = asyncio.Queue()
         for t in todo:
             queue.put_nowait(t)
 
@@ -590,10 +653,10 @@ class Runner:
             while True:
                 check_writer()
                 try:
-                    task = queue.get_nowait()
+                    task, epoch = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                rec = await self._run_task(task, caller, ctx)
+                rec = await self._run_task(task, caller, ctx, epoch)
                 check_writer()
                 try:
                     writer.write(rec)
@@ -606,6 +669,9 @@ class Runner:
 
         stop: RunAborted | None = None
         n = max(1, min(self.opts.concurrency, len(todo) or 1))
+        limits = [caller.limiter] + ([judge_caller.limiter] if judge_caller is not None else [])
+        summary.limiters = limits
+        stop_logging_limits = self.log_limits(limits)
         with contextlib.ExitStack() as stack:
             if web is not None:  # the tasks' tools find the run's web session through a context variable
                 from toolsight.web import use_session
@@ -618,6 +684,7 @@ class Runner:
             summary.interrupted = True
             raise
         finally:
+            stop_logging_limits()
             if web is not None:
                 await web.aclose()
             try:
@@ -660,6 +727,45 @@ class Runner:
             if m is not None:
                 with contextlib.suppress(Exception):
                     await m.aclose()
+
+    # ---- endpoint limits ------------------------------------------------------------------------
+    def model_limiter(self) -> EndpointLimiter:
+        """The evaluated model's endpoint limiter (shared with every run of the pool on that endpoint)."""
+        key = endpoint_key(self.opts.model, self.opts.base_url, self.opts.endpoint)
+        return self.limiters.get(key, self.opts.max_connections, adaptive=self.opts.adaptive)
+
+    def judge_limiter(self) -> EndpointLimiter:
+        assert self.opts.judge is not None
+        key = endpoint_key(self.opts.judge, self.opts.judge_base_url)
+        return self.limiters.get(key, self.opts.judge_concurrency, adaptive=self.opts.adaptive)
+
+    def log_limits(self, limiters: list[EndpointLimiter]) -> Callable[[], None]:
+        """Append every limit change during the run to RUN/limits.jsonl (starting with each limit as
+        the run found it); returns the function that stops it."""
+        from toolsight.limiter import LimitChange
+
+        try:
+            fh = (self.run_dir / LIMITS).open("a", encoding="utf-8")
+        except OSError as exc:
+            self._emit(f"warning: cannot record connection limits ({exc})")
+            return lambda: None
+
+        def write(change: LimitChange) -> None:
+            with contextlib.suppress(OSError, ValueError):
+                fh.write(json.dumps(change.as_dict()) + "\n")
+                fh.flush()
+
+        for lim in limiters:
+            write(LimitChange(lim.key, lim.current, lim.current, "run-start", lim.inflight))
+        stops = [lim.subscribe(write) for lim in limiters]
+
+        def stop() -> None:
+            for s in stops:
+                s()
+            with contextlib.suppress(OSError):
+                fh.close()
+
+        return stop
 
     def _record_backend(self, name: str, info: dict[str, Any]) -> None:
         """Add which backend an interface runs on to a new run's manifest (written atomically)."""
@@ -709,6 +815,9 @@ async def _first_failure(workers: list[asyncio.Task[None]]) -> RunAborted | None
         if not isinstance(exc, RunAborted):
             raise exc
     return stops[0] if stops else None
+
+
+LIMITS = "limits.jsonl"  # the connection-limit changes of a run (toolsight.limiter)
 
 
 def _backends(tools: list[Any]) -> dict[str, Any]:

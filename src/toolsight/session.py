@@ -1,14 +1,15 @@
-"""Glue for the CLI: build the model, benchmark and runner for `run` and `retry`; re-score for `score`.
+"""Glue for the CLI: what `toolsight run` / `retry` show while the engine (`toolsight.api.engine`,
+the same one `toolsight.evaluate` uses) runs; re-scoring for `toolsight score`.
 
-Shows a rich progress bar (done/total, errors, retries in progress, tokens, an outage status),
-turns Ctrl-C and a stopped run (outage, credentials, full disk) into a clean stop with a one-line
-resume hint, and prints the summary line and report tables. The summary's `exit_code` is the
-process exit code (README: exit codes).
+On a terminal a rich progress bar (done/total, errors, retries in progress, tokens, an outage
+status); elsewhere (a pipe, a log, CI) plain progress lines. Ctrl-C and a stopped run (outage,
+credentials, full disk) end with one unwrapped line holding the resume command. Then the
+summary line and the report tables. The summary's `exit_code` is the process exit code
+(docs/cli.md).
 """
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 import sys
 from pathlib import Path
@@ -17,40 +18,27 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from toolsight.api.engine import RunHooks, load_demo_prompts, make_model, run_sync
+from toolsight.api.progress import PlainProgress
 from toolsight.benchmarks.registry import get_benchmark
-from toolsight.models.base import Model
 from toolsight.retry import CallStats
-from toolsight.runner import RunError, Runner, RunOptions, RunStopped, RunSummary, load_for_run
+from toolsight.runner import RunError, Runner, RunOptions, RunSummary, load_for_run
 
-err = Console(stderr=True)
-
-
-def make_model(spec: str, base_url: str | None = None) -> Model:
-    from toolsight.models.registry import get_model
-
-    return get_model(spec, base_url=base_url)
+# soft_wrap: never hard-wrap at 80 columns (a pasted resume command must stay one line)
+err = Console(stderr=True, soft_wrap=True, highlight=False)
 
 
 def _resume_hint(opts: RunOptions, run_dir: Path) -> str:
     argv = [a for a in sys.argv[1:] if a not in ("--resume",)]
     if argv[:1] == ["retry"]:
         return "toolsight " + " ".join(shlex.quote(a) for a in argv)
+    if argv[:1] != ["run"]:  # not started from the command line (e.g. the Python API)
+        return f"toolsight retry {shlex.quote(str(run_dir))}"
     if "--out" not in argv:
         argv += ["--out", str(run_dir)]
     return "toolsight " + " ".join(shlex.quote(a) for a in argv) + " --resume"
 
 
-def load_demo_prompts(path: str | None) -> None:
-    """TIR-Bench's few-shot extraction demos from the user's copy of `demo_prompts.py` (`--demo-prompts`)."""
-    if path is None:
-        return
-    from toolsight.runner import RunError
-    from toolsight.scoring.tir import load_demo_prompts as load
-
-    try:
-        load(path)
-    except ValueError as exc:
-        raise RunError(f"--demo-prompts: {exc}") from None
 def retry_options(run_dir: Path, overrides: dict[str, Any]) -> RunOptions:
     """The options a run was made with (from its manifest), to resume it and re-run its errors."""
     from toolsight.benchmarks.registry import benchmark_names
@@ -77,70 +65,81 @@ def retry_options(run_dir: Path, overrides: dict[str, Any]) -> RunOptions:
         raise RunError(f"{run_dir}/manifest.json: its options cannot be used by this toolsight ({exc})") from None
 
 
-def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
-    load_demo_prompts(opts.demo_prompts)
-    bench = get_benchmark(opts.benchmark)
-    bench.setting(opts.setting, opts.loop)  # an unknown setting or loop is reported before anything else is built
-    loaded = load_for_run(bench, opts.data)
-    model = make_model(opts.model, opts.base_url)
-    judge = make_model(opts.judge, opts.judge_base_url) if opts.judge else None
-    summarizer = make_model(opts.summary_model, opts.base_url) if opts.summary_model else None
-    for note in loaded.notes:
-        err.print(f"note: {note}", highlight=False)
+class _Display:
+    """The progress display: a rich bar on a terminal, plain lines elsewhere."""
 
-    progress = Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.fields[status]}"), console=err, transient=False, disable=not err.is_terminal,
-    )
-    tid = progress.add_task(f"{bench.name}/{opts.setting or bench.default_setting}", total=None, status="")
+    def __init__(self) -> None:
+        self.runner: Runner | None = None
+        self.bar: Progress | None = None
+        self.plain: PlainProgress | None = None
+        self.tid: Any = None
 
-    def on_progress(s: RunSummary, st: CallStats) -> None:
+    def note(self, text: str) -> None:
+        err.print(text)
+
+    def started(self, runner: Runner) -> None:
+        self.runner = runner
+        err.print(f"run directory: {runner.run_dir}")
+        label = f"{runner.bench.name}/{runner.setting_name}"
+        if err.is_terminal:
+            self.bar = Progress(
+                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                TextColumn("{task.fields[status]}"), console=err, transient=False,
+            )
+            self.tid = self.bar.add_task(label, total=None, status="")
+            self.bar.start()
+        else:
+            self.plain = PlainProgress(label)
+
+    def progress(self, s: RunSummary, st: CallStats) -> None:
         errs = sum(s.errors.values())
-        progress.update(tid, completed=s.done + s.skipped, total=s.total,
-                        status=f"errors {errs} · retrying {st.retrying_now} · tokens {s.tokens}")
+        limits = "".join(f" · limit {lim.status()}" for lim in s.limiters[:1] if lim.adaptive)
+        status = f"errors {errs} · retrying {st.retrying_now} · tokens {s.tokens}{limits}"
+        if self.bar is not None:
+            self.bar.update(self.tid, completed=s.done + s.skipped, total=s.total, status=status)
+        elif self.plain is not None:
+            self.plain.update(s.done + s.skipped, s.total, status)
 
-    def on_event(text: str) -> None:
+    def event(self, text: str) -> None:
         # the periodic "unreachable for N s, retrying in M s" line is a status on a terminal, a log line elsewhere
-        progress.update(tid, status=text)
-        if not err.is_terminal or ", retrying in " not in text:
-            err.print(text, highlight=False, soft_wrap=True)
+        if self.bar is not None:
+            self.bar.update(self.tid, status=text)
+            if ", retrying in " in text:
+                return
+        err.print(text)
 
-    runner = Runner(opts, bench, loaded, model, judge=judge, on_progress=on_progress, on_event=on_event,
-                    summarizer=summarizer)
-    err.print(f"run directory: {runner.run_dir}", highlight=False)
-    summary: RunSummary | None = None
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def hooks(self) -> RunHooks:
+        return RunHooks(note=self.note, started=self.started, progress=self.progress, event=self.event)
+
+
+def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
+    """Run `opts` through the engine with the CLI's display; the summary (its `exit_code` is the exit code)."""
+    display = _Display()
     try:
-        with progress:
-            summary = asyncio.run(runner.run())
+        result = run_sync(opts, display.hooks())
     except KeyboardInterrupt:
-        err.print(
-            f"[yellow]interrupted[/]: finished records are kept in {runner.run_dir}; "
-            f"resume with: {_resume_hint(opts, runner.run_dir)}",
-            highlight=False,
-        )
-        s = RunSummary(run_dir=runner.run_dir, total=len(loaded.tasks), interrupted=True)
-        return s
-    except RunStopped as exc:
-        err.print(exc.summary.line(), highlight=False, soft_wrap=True)
-        err.print(
-            f"[bold red]stopped[/]: {exc}. Finished records are kept in {runner.run_dir}; "
-            f"resume with: {_resume_hint(opts, runner.run_dir)}",
-            highlight=False, soft_wrap=True,
-        )
-        exc.summary.stopped = str(exc)
-        return exc.summary
+        display.stop()
+        runner = display.runner
+        if runner is None:  # before the run started: nothing to resume
+            raise
+        err.print(f"[yellow]interrupted[/]: finished records are kept in {runner.run_dir}; "
+                  f"resume with: {_resume_hint(opts, runner.run_dir)}")
+        return RunSummary(run_dir=runner.run_dir, total=len(runner.selected) * runner.opts.epochs, interrupted=True)
     finally:
-        _shutdown_tools()
-    err.print(summary.line(), highlight=False, soft_wrap=True)
+        display.stop()
+    summary = result.summary
+    err.print(summary.line())
+    if result.stopped is not None:
+        err.print(f"[bold red]stopped[/]: {result.stopped}. Finished records are kept in {result.run_dir}; "
+                  f"resume with: {_resume_hint(opts, result.run_dir)}")
+        return summary
     if show_report:
-        _print_report(runner.run_dir)
+        _print_report(result.run_dir)
     return summary
-
-
-def _shutdown_tools() -> None:
-    from toolsight.tools import sandbox
-
-    sandbox.shutdown()
 
 
 def _print_report(run_dir: Path) -> None:
@@ -153,7 +152,7 @@ def _print_report(run_dir: Path) -> None:
         index = build_viewer(run_dir, None)
         print(f"trace viewer: {index}")
     except Exception as exc:  # the run is saved; a report problem must not hide that
-        err.print(f"(report not available: {type(exc).__name__}: {exc})")
+        err.print(f"(report not available: {type(exc).__name__}: {exc})", markup=False)
 
 
 def rescore(run_dir: Path, judge: str | None, scorer: str | None, mode: str, name: str | None,

@@ -45,13 +45,15 @@ def safe_name(task_id: str) -> str:
     return base
 
 
-def artifact_dir(run_dir: Path, task_id: str) -> Path:
-    """Where a task's artifacts (input copies and tool outputs) live."""
-    return run_dir / ARTIFACTS / safe_name(task_id)
+def artifact_dir(run_dir: Path, task_id: str, epoch: int = 1) -> Path:
+    """Where a task's artifacts (input copies and tool outputs) live; epoch N > 1 of a run with
+    --epochs has its own folder beside it (`NAME@epochN`: safe_name never makes an `@`, so it cannot collide)."""
+    name = safe_name(task_id)
+    return run_dir / ARTIFACTS / (name if epoch <= 1 else f"{name}@epoch{epoch}")
 
 
-def artifact_path(run_dir: Path, task_id: str, file: str) -> Path:
-    return artifact_dir(run_dir, task_id) / file
+def artifact_path(run_dir: Path, task_id: str, file: str, epoch: int = 1) -> Path:
+    return artifact_dir(run_dir, task_id, epoch) / file
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -81,7 +83,7 @@ def record_line(record: Record) -> str:
     except (ValueError, TypeError, RecursionError) as exc:
         why = f"{type(exc).__name__}: {exc}"
     fallback = Record(
-        task_id=_clean(record.task_id), benchmark=record.benchmark, setting=record.setting, model=record.model,
+        task_id=_clean(record.task_id), epoch=record.epoch, benchmark=record.benchmark, setting=record.setting, model=record.model,
         tags=_clean(record.tags), started_at=record.started_at, duration_s=record.duration_s,
         task_hash=record.task_hash, error=_clean(f"harness error: the record could not be stored ({why})"),
     )

@@ -23,7 +23,7 @@ def test_settings_names_tools_and_strategy_text() -> None:
     assert {x.loop for x in s.values()} == {"toolsight"}
     official = tir_settings()  # the default: the paper's protocol
     assert {x.loop for x in official.values()} == {"official"}
-    assert official["code"].tools == ["python_stateful"]  # a stateful interpreter, as in the paper
+    assert official["code"].tools == ["tir_code"]  # a stateful interpreter (the sandbox kernel), as in the paper
     assert official["code"].max_images_in_context is None and official["code"].max_image_pixels is None
     assert official["code"].time_limit_s is None
 

@@ -1,13 +1,18 @@
 """The check of issue 13: every golden-wire transcript of the official VTC-Bench driver (interface,
-strong_gt and weak settings) replayed through toolsight's official loop against the scripted server.
+strong_gt, weak and code settings: 12 files) replayed through toolsight's official loop against the
+scripted server.
 
 Per transcript: the same number of requests, for the same tasks, in the same order, and every
 request body identical after the transcripts' own normalisation (README of the transcripts) —
-key order, messages, content parts, image format/size/bytes/sha256, texts, parameters and the 35
-tool schemas. One field is masked on both sides, by name: the frame list of the driver's generic
-tool-error traceback (`<TRACEBACK frames=N: file:function | …>`), which names the driver's own
-source files (docs/fidelity.md). What the driver finally recorded per task (`final`) must match
-the record's answer and final text.
+key order, messages, content parts, image format/size/bytes/sha256, texts, parameters and the
+tool schemas; for the code track the Jupyter outputs too (`Cell In[12]`, context lines, the served
+display image and the matplotlib figure). One field is masked on both sides, by name: the frame
+list of the driver's generic tool-error traceback (`<TRACEBACK frames=N: file:function | …>`), which
+names the driver's own source files (docs/fidelity.md). One setting follows the recording's
+environment rather than the published reference: the code interpreter's init cell
+(`INIT_VARIANT = "recorded"`: the recording's CJK font was an empty stand-in, so its init cell stopped
+before `%xmode Minimal`; see the fixture). What the driver finally recorded per task (`final`) must
+match the record's answer and final text.
 """
 
 from __future__ import annotations
@@ -18,20 +23,24 @@ from pathlib import Path
 import pytest
 from goldenwirekit import golden_bodies, golden_files, mask_tracebacks, replay, require
 
+from toolsight.benchmarks.vtc import code as vtc_code
 from toolsight.benchmarks.vtc import loop as vtc_loop
 
-FILES = golden_files("interface", "strong_gt", "weak")
+FILES = golden_files("interface", "strong_gt", "weak", "code")
 
 
 @pytest.fixture(autouse=True)
 def _no_rerun_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     # the driver sleeps 5 s and 10 s before re-running a task; the order of requests does not depend on it
     monkeypatch.setattr(vtc_loop, "RERUN_WAITS", (0.0, 0.0))
+    # the recording's environment: the code interpreter's CJK font was an empty stand-in (transcripts'
+    # README), so the reference's init cell stopped at the font line (no `%xmode Minimal`)
+    monkeypatch.setattr(vtc_code, "INIT_VARIANT", "recorded")
 
 
 def test_transcripts_are_there() -> None:
     require(FILES)
-    assert len(FILES) == 9, [f.name for f in FILES]
+    assert len(FILES) == 12, [f.name for f in FILES]  # 3 settings × s2, 4 × s4 and s6, s8 code
 
 
 @pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])

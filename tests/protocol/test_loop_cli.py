@@ -31,7 +31,9 @@ def test_list_settings_shows_the_loop_mode() -> None:
     lines = {ln.split(":")[0].split(" ")[0]: ln for ln in vtc.stdout.splitlines()}
     assert "loop official" in lines["interface"] and "vtc_interface_official" in lines["interface"]
     assert "loop official" in lines["base"]
+    assert "vtc_code_official" in lines["code"] and "task timeout 10815 s" in lines["code"]  # 3 × 3600 + 5 + 10
     tir = _ts("list", "settings", "tir-bench")
+    assert "tir_code" in tir.stdout and "task timeout" not in tir.stdout
     assert all("loop official" in ln for ln in tir.stdout.splitlines() if ln.strip()), tir.stdout
     starter = _ts("list", "settings", "starter")
     assert "loop toolsight" in starter.stdout

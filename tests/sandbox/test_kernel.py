@@ -96,6 +96,26 @@ def test_state_persists_display_of_pil_and_cv2_gui_calls_return(ws: Path) -> Non
     assert not r[4].ok and r[4].error is not None and r[4].error.ename == "SyntaxError"
 
 
+def test_context_lines_image_values_and_images_under_the_workspace_root(ws: Path) -> None:
+    """As a Jupyter kernel: a traceback shows the cell's trailing blank line (ipykernel's cell file names),
+    an image value keeps its text/plain, and displayed images stay under the workspace root when a
+    cell changes directory."""
+    async def body(k: Kernel) -> list[KernelResult]:
+        return [await k.execute("import os\nos.makedirs('sub', exist_ok=True)\nos.chdir('sub')", 20),
+                await k.execute("from PIL import Image as I\nI.new('RGB', (6, 4), 'blue')", 20),
+                await k.execute("a = 1\nb = [][0]\n\n", 20)]
+
+    r = with_kernel(ws, body)
+    [img] = r[1].outputs
+    assert img.kind == "execute_result" and img.text == "<PIL.Image.Image image mode=RGB size=6x4>"
+    assert img.image is not None and img.image.startswith(".display/")
+    with Image.open(ws / img.image) as im:
+        assert im.size == (6, 4)
+    assert not (ws / "sub" / ".display").exists()
+    err = r[2].error
+    assert err is not None and err.traceback[2] == "Cell In[3], line 2\n      1 a = 1\n----> 2 b = [][0]\n      3 \n"
+
+
 def test_timeout_restarts_the_kernel_and_restart_clears_state(ws: Path) -> None:
     async def body(k: Kernel) -> list[KernelResult]:
         out = [await k.execute("y = 1", 20), await k.execute("import time\ntime.sleep(60)", 2),
@@ -105,8 +125,9 @@ def test_timeout_restarts_the_kernel_and_restart_clears_state(ws: Path) -> None:
         return out
 
     r = with_kernel(ws, body)
-    assert r[0].ok
-    assert r[1].timed_out and not r[1].ok and r[1].exec.limit == "wall_time"
+    assert r[0].ok and not r[0].ended
+    assert r[1].timed_out and not r[1].ok and r[1].exec.limit == "wall_time" and r[1].ended
+    assert not r[2].ended
     assert r[2].ok and r[2].stdout.strip() == "False" and r[2].restarted and r[2].execution_count == 1
     assert r[4].ok and r[4].stdout.strip() == "False"
 
@@ -136,11 +157,14 @@ def test_python_kernel_tool_returns_images_as_artifacts(tmp_path: Path) -> None:
     async def go() -> list[Any]:
         try:
             return [await box.call("python_kernel", {"code": "import numpy as np\nplt.plot([1, 3, 2])\nplt.show()\n6 * 7"}),
-                    await box.call("python_kernel", {"code": "1/0"})]
+                    await box.call("python_kernel", {"code": "1/0"}),
+                    await box.call("python_kernel", {"code": "from PIL import Image as I\nI.new('L', (9, 4))"})]
         finally:
             await box.aclose()
 
-    plot, err = asyncio.run(go())
+    plot, err, value = asyncio.run(go())
+    assert value.ok and "Out[3]: <PIL.Image.Image image mode=L size=9x4>" in value.text  # an image value: both
+    assert [(a.width, a.height) for a in value.artifacts] == [(9, 4)]
     assert plot.ok and "Out[1]: 42" in plot.text and len(plot.artifacts) == 1
     assert plot.artifacts[0].tool == "python_kernel" and plot.artifacts[0].width > 100
     assert not err.ok and "ZeroDivisionError" in err.text and "Cell In[2], line 1" in err.text

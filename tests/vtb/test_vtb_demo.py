@@ -1,5 +1,6 @@
-"""The offline VisualToolBench demo: the generated set in the official layout, solved by `--model reference`
-through the real tools in both loops and scored by the deterministic rubric checker (no judge)."""
+"""The offline VisualToolBench demo: the generated set in the official layout (and its offline web corpus),
+solved by `--model reference` through the real tools in both loops and scored by the deterministic rubric
+checker (no judge)."""
 
 from __future__ import annotations
 
@@ -50,8 +51,15 @@ def test_reference_solves_the_generated_set(demo: Path, tmp_path: Path, loop: st
         names = {c["name"] for c in x["trajectory"]["tool_calls"]}
         assert "python_image_processing" in names and all(c["ok"] for c in x["trajectory"]["tool_calls"])
     used = {c["name"] for x in recs for c in x["trajectory"]["tool_calls"]}
-    assert used == {"python_image_processing", "python_interpreter", "calculator"}
-    assert sum(1 for x in recs if len(x["trajectory"]["turns"]) == 2) == 4
+    assert used == {"python_image_processing", "python_interpreter", "calculator", "google_search",
+                    "browser_get_page_text", "historical_weather"}
+    assert sum(1 for x in recs if len(x["trajectory"]["turns"]) == 2) == 3
+    # the web tasks read the demo's own corpus (served on 127.0.0.1), the default --web for this data
+    web = json.loads((run / "manifest.json").read_text())["backends"]["web"]
+    assert web["mode"] == "offline" and web["backend"]["corpus"] == str((demo / "corpus").resolve())
+    lookup = next(x for x in recs if any(c["name"] == "browser_get_page_text" for c in x["trajectory"]["tool_calls"]))
+    page = next(c for c in lookup["trajectory"]["tool_calls"] if c["name"] == "browser_get_page_text")
+    assert "gold medals" in page["text"] and "rowing-clubs.test" in page["text"]
     # the report prints the paper's breakdowns without --by
     assert "### APR % by turncase+domain" in r.stdout and "### Tool use by turncase" in r.stdout
     assert "### Score % by task_category" in r.stdout
@@ -111,3 +119,25 @@ def test_error_analysis_classifies_failed_tasks(demo: Path) -> None:
     assert "visual perception" in analysis and task.turns[0].prompt in analysis and "There are 2 more." in analysis
     assert analysis.count("(turn 1, weight") == len(task.turns[0].rubrics)  # every unmet rubric listed
     assert len(score.judge_calls) == len(task.turns[0].rubrics) + 1
+
+
+def test_the_web_tasks_need_the_web(demo: Path) -> None:
+    """The demo's web facts are only in its corpus: the medal total is on the club's page, the temperatures in
+    weather.json — neither in the prompt or the picture — and the answer is wrong without them."""
+    tasks = get_benchmark("visualtoolbench").load(demo).tasks
+    lookup = next(t for t in tasks if any(c["tool"] == "browser_get_page_text"
+                                          for c in t.turns[0].meta.get("reference_calls", [])))
+    weather = next(t for t in tasks if len(t.turns) == 2 and any(
+        c["tool"] == "historical_weather" for c in t.turns[1].meta.get("reference_calls", [])))
+    total = lookup.turns[0].meta["rubric_checks"]["rubric_2"]["number"]
+    pages = [p.read_text() for p in (demo / "corpus" / "pages").rglob("*.html")]
+    assert sum(f"won {total} gold medals" in p for p in pages) >= 1
+    assert str(total) not in lookup.turns[0].prompt
+    recorded = json.loads((demo / "corpus" / "weather.json").read_text())
+    assert recorded["format"] == "toolsight-weather/1" and "not observations" in recorded["note"]
+    high = weather.turns[1].meta["rubric_checks"]["rubric_2"]["number"]
+    days = [d for p in recorded["places"] for d in p["days"].values()]
+    assert high in [d["temperature_max"] for d in days] and str(high) not in weather.turns[1].prompt
+    score = asyncio.run(get_scorer("visualtoolbench", "official").score(
+        weather, ["4 boats.", "I cannot look that up."], ScoreContext()))
+    assert score.passed is False

@@ -95,7 +95,8 @@ def test_multi_turn_official_loop_with_gold_history(tmp_path: Path, layout: str,
     assert url.startswith("data:image/jpeg;base64,")
     assert base64.b64decode(url.split(",", 1)[1])[:3] == b"\xff\xd8\xff"
     assert [t["function"]["name"] for t in r0["tools"]] == ["python_image_processing", "python_interpreter",
-                                                           "calculator"]
+                                                           "google_search", "browser_get_page_text",
+                                                           "historical_weather", "calculator"]
     assert r0["temperature"] == 0.0
     first_list = ast.literal_eval(_image_list(r0))  # the reference shows the Python repr of the path list
     assert len(first_list) == 1 and first_list[0].endswith("/turn_0/turn_0_image_0.png")

@@ -125,7 +125,8 @@ def test_unknown_tool_or_bad_json_ends_the_task_with_processing_error(loaded: tu
     # a vision call in the no-vision-tool setting is not offered: same ending
     model = Scripted(lambda m, t: calls(("x1", "python_image_processing", '{"code": "print(1)"}')))
     traj = _run(tasks["st-1"], root, model, "no-vision-tool", tmp_path / "c")
-    assert [t.name for t in model.seen[0][1]] == ["python_interpreter", "calculator"]
+    assert [t.name for t in model.seen[0][1]] == ["python_interpreter", "google_search", "browser_get_page_text",
+                                                  "historical_weather", "calculator"]
     assert traj.turns[0].response == "Processing Error: 'python_image_processing'"
 
 

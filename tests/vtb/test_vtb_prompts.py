@@ -40,8 +40,10 @@ def test_settings() -> None:
     assert s["strong"].system_prompt == P.SYSTEM_HIGH and s["weak"].system_prompt == P.SYSTEM_LOW
     assert s["no-vision-tool"].system_prompt == P.SYSTEM_HIGH and s["no-tools"].system_prompt is None
     assert all(x.loop == "official" and x.history == "gold" and x.max_tool_calls == 20 for x in s.values())
-    assert s["strong"].tools == s["weak"].tools == ["python_image_processing", "vtb_python_interpreter", "calculator"]
-    assert s["no-vision-tool"].tools == ["vtb_python_interpreter", "calculator"] and s["no-tools"].tools == []
+    web = ["web_search", "browser_get_page_text", "historical_weather"]
+    assert s["strong"].tools == s["weak"].tools == ["python_image_processing", "vtb_python_interpreter", "calculator",
+                                                    *web]
+    assert s["no-vision-tool"].tools == ["vtb_python_interpreter", "calculator", *web] and s["no-tools"].tools == []
     assert s["strong"].tool_image_note.format(call_id="call_1") == \
         "Here are the transformed images from the tool call call_1."
 

@@ -61,10 +61,13 @@ def test_starter_with_reference_agent(tmp_path: Path) -> None:
 
 
 def test_code_interpreter_tool(tmp_path: Path) -> None:
+    """The toolsight variant (`vtc_code`) on the sandbox kernel: state persists, the description's own
+    `display(Image(...))` pattern works (issue 13 item 8), an image saved without display is returned too,
+    tracebacks carry the model's own line numbers, an install attempt is refused before it runs."""
     agent_settings = to_agent_settings(SETTINGS["code"], "toolsight")
     assert agent_settings.tools == ["vtc_code"]
 
-    async def run() -> list[tuple[bool, str]]:
+    async def run() -> list[Any]:
         store = ArtifactStore(tmp_path)
         Image.new("RGB", (40, 30), (200, 10, 10)).save(tmp_path / "in.png")
         store.add_file(tmp_path / "in.png", source="input", keep_name=True)
@@ -73,21 +76,26 @@ def test_code_interpreter_tool(tmp_path: Path) -> None:
         assert spec.name == "code_interpreter" and spec.description == P.CODE_TOOL_DESCRIPTION
         assert spec.parameters["properties"]["code"]["description"] == P.CODE_PARAM_DESCRIPTION
         out = []
-        for args in ({"reasoning": "set x", "code": "x = 41\nprint(x + 1)"}, {"reasoning": "", "code": "print(x)"},
+        for args in ({"reasoning": "set x", "code": "x = 41\nprint(x + 1)"}, {"reasoning": "", "code": "x"},
                      {"reasoning": "no code"},
                      {"reasoning": "gray", "code": "import cv2\nim = cv2.imread('in.png')\n"
-                      "cv2.imwrite('gray.png', cv2.cvtColor(im, cv2.COLOR_BGR2GRAY))"}):
+                      "cv2.imwrite('gray.png', cv2.cvtColor(im, cv2.COLOR_BGR2GRAY))"},
+                     {"reasoning": "show", "code": "from IPython.display import Image, display\n"
+                      "cv2.imwrite('half.png', im[:15, :20])\ndisplay(Image(filename='half.png'))"},
+                     {"reasoning": "fail", "code": "y = 1\nz = im[100, 100]"},
+                     {"reasoning": "install", "code": "!pip install opencv-contrib-python\nprint('ran')"}):
             r = await box.call("code_interpreter", args)
-            out.append((r.ok, r.text))
-            if r.artifacts:
-                a = r.artifacts[0]
-                out.append((a.file == "gray.png" and (a.width, a.height) == (40, 30), a.tool or ""))
+            out.append((r.ok, r.text, [(a.file, a.width, a.height, a.tool) for a in r.artifacts]))
         await box.aclose()
         return out
 
-    (ok1, t1), (ok2, t2), (ok3, t3), (ok4, t4), (art_ok, tool) = asyncio.run(run())
-    assert ok1 and t1.strip() == "42"
-    assert ok2 and t2.strip() == "41"  # stateful, like the reference's Jupyter kernel
+    (ok1, t1, _), (ok2, t2, _), (ok3, t3, _), (ok4, t4, a4), (ok5, t5, a5), (ok6, t6, _), (ok7, t7, _) = asyncio.run(run())
+    assert ok1 and t1 == "stdout:\n\n```\n42\n\n```"
+    assert ok2 and t2 == "execute_result:\n\n```\n41\n```"  # stateful, like the reference's Jupyter kernel
     assert not ok3 and "code" in t3
-    assert ok4 and "The saved image path is: gray.png" in t4
-    assert art_ok and tool == "code_interpreter"
+    assert ok4 and "The saved image path is: gray.png" in t4 and a4 == [("gray.png", 40, 30, "code_interpreter")]
+    # written, then shown: one image (the same bytes), named as the code named it
+    assert ok5 and [(w, h) for _, w, h, _ in a5] == [(20, 15)] and "The saved image path is: half.png" in t5
+    assert not ok6 and "----> 2 z = im[100, 100]" in t6 and "_M6CountdownTimer" not in t6
+    assert "IndexError: index 100 is out of bounds" in t6
+    assert not ok7 and "package installation is not available" in t7 and "ran" not in t7

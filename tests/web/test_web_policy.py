@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from webkit import FakeWeb, call, opened, toolbox
+from webkit import FakeWeb, call, opened, picture, png, toolbox
 
 from toolsight.web import Limits, UrlRefused, WebSession
 from toolsight.web.live import LiveBackend
@@ -147,6 +147,28 @@ def test_robots_txt_disallow_is_honoured_by_the_direct_reader(tmp_path: Path) ->
         fw.pages["/robots.txt"] = (200, "text/plain", b"User-agent: *\nDisallow: /private/\n", {})
         fw.pages["/open/page"] = (200, "text/html", html, {})
         fw.pages["/private/page"] = (200, "text/html", html, {})
+        asyncio.run(go(fw))
+        assert "/private/page" not in [s.path for s in fw.seen]
+
+
+def test_page_bytes_for_a_tool_honour_robots_txt_too(tmp_path: Path) -> None:
+    """`session.fetch(url, kind="page")` (VisualToolBench's official page tool reads the bytes itself) asks
+    robots.txt like the reader; a refusal is a recorded failure the model reads."""
+    async def go(fw: FakeWeb) -> None:
+        session = WebSession("live", LiveBackend(env={"SERPER_API_KEY": "k"}, allowed_origins=(fw.base,)))
+        async with opened(session):
+            got = await session.fetch(f"{fw.base}/open/page", kind="page")
+            assert got.ok and b"quay" in got.body
+            with pytest.raises(UrlRefused, match=r"robots\.txt"):
+                await session.fetch(f"{fw.base}/private/page", kind="page")
+            img = await session.fetch(f"{fw.base}/private/pic.png", kind="image")  # images: no robots rule
+            assert img.ok
+
+    with FakeWeb() as fw:
+        fw.pages["/robots.txt"] = (200, "text/plain", b"User-agent: *\nDisallow: /private/\n", {})
+        fw.pages["/open/page"] = (200, "text/html", b"<p>the new quay</p>", {})
+        fw.pages["/private/page"] = (200, "text/html", b"<p>secret</p>", {})
+        fw.pages["/private/pic.png"] = (200, "image/png", png(picture(1)), {})
         asyncio.run(go(fw))
         assert "/private/page" not in [s.path for s in fw.seen]
 

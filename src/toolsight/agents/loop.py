@@ -41,6 +41,11 @@ class TaskFailed(Exception):
         self.trajectory = trajectory
 
 
+#: `{image_note}` in a user template: how tools can name the turn's input images
+INPUT_IMAGE_NOTE = ("\n\nInput image file(s): {names}. Tools take an image by this file name, or by the id of an "
+                    "image a tool produced.")
+
+
 def _render_prompt(settings: AgentSettings, turn: Turn, image_names: list[str]) -> str:
     options = ""
     if turn.options:
@@ -49,6 +54,8 @@ def _render_prompt(settings: AgentSettings, turn: Turn, image_names: list[str]) 
         prompt=turn.prompt,
         options=options,
         image_names=", ".join(image_names),
+        # for templates that name the inputs to tools (toolsight's generic tool settings); empty without images
+        image_note=(INPUT_IMAGE_NOTE.format(names=", ".join(image_names)) if image_names else ""),
         **{k: v for k, v in turn.meta.items() if isinstance(v, str | int | float)},
     )
 

@@ -30,6 +30,9 @@ class AgentSettings(BaseModel):
     max_rounds: int = 20
     max_total_tokens: int | None = None
     time_limit_s: float | None = 900.0
+    task_timeout_s: float | None = Field(
+        default=None, description="the runner's --task-timeout when the run gives none (None: the runner's 1200 s)",
+    )
     image_feedback: Literal["auto", "tool", "user"] = "auto"
     tool_image_note: str = "Here are the images produced by tool call {call_id}."
     max_images_in_context: int | None = 12

@@ -66,15 +66,24 @@ class Benchmark(ABC):
         name = name or self.default_setting
         s = self.settings()
         if name not in s:
+            import difflib
+            import shlex
+
+            close = difflib.get_close_matches(name, list(s), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}? " if close else ""
             raise BenchmarkError(
-                f"unknown setting {name!r} for {self.name}; choose one of: {', '.join(s)} "
-                f"(see `toolsight list settings {self.name}`)"
+                f"unknown setting {name!r} for {self.target_name()}; {hint}choose one of: {', '.join(s)} "
+                f"(see `toolsight list settings {shlex.quote(self.target_name())}`)"
             )
         if loop is not None and loop != s[name].loop:
             if loop not in ("official", "toolsight"):
                 raise BenchmarkError(f"unknown loop mode {loop!r}: use 'official' or 'toolsight'")
             return self.with_loop(s[name], loop)
         return s[name]
+
+    def target_name(self) -> str:
+        """What a user types to name this benchmark on the command line (a dataset folder: its path)."""
+        return self.name
 
     def with_loop(self, settings: AgentSettings, loop: str) -> AgentSettings:
         """`settings` in another loop mode. A benchmark whose official loop needs other tools or

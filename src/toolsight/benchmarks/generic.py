@@ -75,6 +75,9 @@ def generic_settings() -> dict[str, AgentSettings]:
         note = _TOOLS_NOTE if tools else ""
         return AgentSettings(
             name=name, system_prompt=GENERIC_SYSTEM.format(tools=note), tools=tools, answer_format="answer_tag",
+            # a tool call must name its image: say what the input is called (the first OpenCV call
+            # otherwise cannot name it)
+            user_template="{prompt}{image_note}" if tools else "{prompt}",
         )
 
     return {
@@ -97,6 +100,9 @@ class DatasetBenchmark(Benchmark):
 
     def settings(self) -> dict[str, AgentSettings]:
         return generic_settings()
+
+    def target_name(self) -> str:
+        return str(self.path) if self.path is not None else self.name
 
     def load(self, data: Path | None) -> LoadedTasks:
         root = data or self.path

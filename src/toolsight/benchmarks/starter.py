@@ -2,9 +2,9 @@
 
 TIR-Bench-style tasks from every generator and difficulty (solved by Python in the sandbox), a
 handful of VTC-Bench-style tasks (solved by chaining OpenCV interface tools), PhysToolBench-style
-scenes (solved with detection crops and OCR), four VisualToolBench-style tasks (single- and
-multi-turn, rubric-scored by deterministic checks) and a few VisBrowse-style browsing tasks over a
-generated mini-web (served offline on 127.0.0.1 from `browse/corpus`). Generated on first use into
+scenes (solved with detection crops and OCR), five VisualToolBench-style tasks (single- and
+multi-turn, one with a historical weather lookup, rubric-scored by deterministic checks) and a few
+VisBrowse-style browsing tasks over a generated mini-web (served offline on 127.0.0.1 from `browse/corpus`). Generated on first use into
 the user's cache (`$TOOLSIGHT_CACHE`, else `~/.cache/toolsight`) and reused after. Each task is
 scored by its own benchmark's official rules (TIR-Bench, VTC-Bench, PhysToolBench, VisualToolBench
 or VisBrowse-Bench).
@@ -26,12 +26,15 @@ from toolsight.scoring.base import Score, ScoreContext, Scorer
 from toolsight.tasks.dataset import load_dataset, validate_dataset, write_dataset
 from toolsight.tasks.schema import ImageRef, Task
 
-STARTER_VERSION = 4
+STARTER_VERSION = 5
 VTC_SEED = 7
 PHYSTOOL_SEED = 11
 PHYSTOOL_TASKS = 4  # one per generated level (Easy, Medium-M1/M2/M3)
 VTB_SEED = 11
-VTB_TASKS = 4
+#: the VisualToolBench-style kinds in the suite: the four image kinds and a weather follow-up that
+#: reads the mini-web corpus's weather.json (no pages added: the browsing tasks' searches stay as verified)
+VTB_KINDS = ["region_switch", "hybrid_chart", "progressive", "temporal", "weather"]
+VTB_TASKS = len(VTB_KINDS)
 BROWSE_SEED = 11
 BROWSE_TASKS = 4
 BROWSE_DIR = "browse"
@@ -62,8 +65,8 @@ def build_starter(target: Path) -> Path:
         for t in phys_tasks:
             for turn in t.turns:
                 turn.images = [ImageRef(path=f"phystool/{i.path}", role=i.role) for i in turn.images]
-        vtb_tasks = _vtb_tasks(tmp / "vtb")
         browse_tasks = generate_browse(BROWSE_TASKS, BROWSE_SEED, tmp / BROWSE_DIR)
+        vtb_tasks = _vtb_tasks(tmp / "vtb", tmp / BROWSE_DIR / "corpus")
         (tmp / BROWSE_DIR / "tasks.jsonl").unlink()  # the combined tasks.jsonl lists them
         for t in browse_tasks:
             for turn in t.turns:
@@ -81,12 +84,13 @@ def build_starter(target: Path) -> Path:
     return target
 
 
-def _vtb_tasks(folder: Path) -> list[Task]:
-    """VisualToolBench-style tasks, generated in its official layout and read by its loader."""
+def _vtb_tasks(folder: Path, corpus: Path) -> list[Task]:
+    """VisualToolBench-style tasks, generated in its official layout and read by its loader; their web
+    material (recorded weather) goes into the suite's one offline corpus."""
     from toolsight.benchmarks.vtb_data import load_converted
     from toolsight.benchmarks.vtb_generate import generate_vtb
 
-    generate_vtb(VTB_TASKS, VTB_SEED, folder)
+    generate_vtb(VTB_TASKS, VTB_SEED, folder, kinds=VTB_KINDS, corpus=corpus)
     tasks, _, _, _ = load_converted(folder)
     for t in tasks:
         for turn in t.turns:
@@ -134,12 +138,13 @@ class StarterBenchmark(Benchmark):
 
     def settings(self) -> dict[str, AgentSettings]:
         tools_note = ("You may call the tools you are given: Python over the image in a sandbox, OpenCV "
-                      "operations, object detection with crops and OCR on images by id, and web search, page "
-                      "visits and image crops (an image id works wherever an image URL is asked for); you will "
-                      "see the images they produce. ")
+                      "operations, object detection with crops and OCR on images by id, web search, page "
+                      "visits and image crops (an image id works wherever an image URL is asked for), and "
+                      "historical weather lookups; you will see the images they produce. ")
         return {
             "tools": AgentSettings(name="tools", system_prompt=GENERIC_SYSTEM.format(tools=tools_note),
-                                   tools=["python", "opencv", "perception", "browse"], answer_format="answer_tag"),
+                                   tools=["python", "opencv", "perception", "browse", "historical_weather"],
+                                   answer_format="answer_tag"),
             "direct": AgentSettings(name="direct", system_prompt=GENERIC_SYSTEM.format(tools=""), tools=[],
                                     answer_format="answer_tag"),
         }

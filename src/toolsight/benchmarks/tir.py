@@ -5,8 +5,9 @@ Settings are the paper's three (App. D): `direct`, `code` (a code interpreter), 
 `code-s3`, `function`, `function-s2`, `function-s3`. A strategy appends its sentence to the question;
 its feedback sentence follows tool results. Settings default to the `official` loop
 (`benchmarks/tir_official.py`: feedback after every tool result, App. E generation settings for open
-models, no toolsight caps, a stateful interpreter — OpenAI's hosted one for OpenAI models); `--loop
-toolsight` gives the generic loop with VisualToolBench's code tools, image budget and downscaling.
+models, no toolsight caps, a stateful interpreter — the sandbox kernel (`tir_code.py`), OpenAI's hosted
+one for OpenAI models); `--loop toolsight` gives the generic loop with VisualToolBench's code tools,
+image budget and downscaling.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from toolsight.models.base import Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.dataset import DatasetError, load_dataset
 from toolsight.tasks.schema import Task
+from toolsight.tools.base import Tool
+from toolsight.tools.registry import ToolSet as ToolSetEntry
 
 TOOLSETS = {"direct": [], "code": ["python"], "function": ["rotate_image"]}
-# official: a stateful interpreter (variables persist across calls, as in the paper's code-interpreter
-# runs); the sandbox kernel with display hooks replaces python_stateful when it lands
-OFFICIAL_TOOLSETS = {"direct": [], "code": ["python_stateful"], "function": ["rotate_image"]}
+# official: a stateful interpreter on the sandbox kernel (variables persist across calls, as in the
+# paper's code-interpreter runs; shown images come back), with a description after App. D (tir_code.py)
+OFFICIAL_TOOLSETS = {"direct": [], "code": ["tir_code"], "function": ["rotate_image"]}
 OFFICIAL_MAX_ROUNDS = 100  # the paper has no cap (o3 took ~55 iterations); a safety stop only
 
 
@@ -52,6 +55,19 @@ def tir_settings(loop: str = "official") -> dict[str, AgentSettings]:
                 **caps,
             )
     return out
+
+
+def _tir_code_tools() -> list[Tool]:
+    from toolsight.benchmarks.tir_code import tir_code_tools
+
+    return list(tir_code_tools())
+
+
+TIR_TOOLSETS = {
+    "tir_code": ToolSetEntry("tir_code", _tir_code_tools,
+                             "TIR-Bench code_interpreter(code): a stateful IPython kernel in the sandbox (official loop)",
+                             needs_sandbox=True),
+}
 
 
 def _strategy_feedback(setting: str) -> str | None:
@@ -80,6 +96,9 @@ class TIRBenchmark(Benchmark):
 
     def with_loop(self, settings: AgentSettings, loop: str) -> AgentSettings:
         return tir_settings(loop)[settings.name]
+
+    def toolsets(self) -> dict[str, ToolSetEntry]:
+        return dict(TIR_TOOLSETS)
 
     def make_agent(self, settings: AgentSettings, model: Model, generate: Generate) -> Solver:
         if settings.loop == "official":

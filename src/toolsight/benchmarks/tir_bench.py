@@ -354,7 +354,8 @@ SETTINGS: dict[str, SettingSpec] = {
     ),
     "code": SettingSpec(
         name="code",
-        description="code interpreter (the 'python' tool set); prompt strategies 1-3 of App. D.1",
+        description=("code interpreter (official loop: tir_code, a stateful kernel; toolsight loop: the 'python' "
+                     "tool set); prompt strategies 1-3 of App. D.1"),
         tools=["python"],
         strategies=CODE_STRATEGIES,
     ),

@@ -8,8 +8,10 @@ Multi-turn tasks restart the tool loop every turn with a text-only history that 
 (`--history model` for the model's own). Generation follows the reference driver: temperature 0, or
 1.0 for model names containing o1 / o3 / o4-mini / gpt-5 (and with a thinking budget).
 
-The web tools (`web_search`, `browser_get_page_text`, `historical_weather`) come with `toolsight.web`;
-adding them is the one line `WEB_TOOLSETS` below.
+The web tools (`web_search` — `google_search` in the official loop —, `browser_get_page_text`,
+`historical_weather`) run on `toolsight.web` (`--web live | offline=CORPUS | replay=RUN`); the official
+loop shows their results as the reference's dicts (`vtb_web`), the toolsight loop as toolsight's texts.
+A data folder with a `corpus/` (the generated demo) makes `--web offline` its default.
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ from toolsight.tools.base import Tool
 from toolsight.tools.registry import ToolSet
 
 BENCHMARK = D.BENCHMARK
-#: the shared web layer's tool sets, once they exist: e.g. ["web_search", "browser_get_page_text",
-#: "historical_weather"] — the settings below (and the official loop's name mapping) pick them up.
-WEB_TOOLSETS: list[str] = []
+#: the web layer's tool sets (tools/web_research.py); the official loop maps `web_search` to `google_search`
+WEB_TOOLSETS: list[str] = ["web_search", "browser_get_page_text", "historical_weather"]
+#: a data folder's offline web (pages, weather.json), the default for `--web` when present
+CORPUS_DIR = "corpus"
 VISION_TOOLSETS = ["python_image_processing"]
 GENERAL_TOOLSETS = ["vtb_python_interpreter", "calculator"]
 
@@ -127,8 +130,13 @@ class VisualToolBenchmark(Benchmark):
         tasks, root, jsons, more = D.load_converted(root_in)
         n_multi = sum(1 for t in tasks if t.is_multi_turn)
         notes.append(f"VisualToolBench: {len(tasks)} task(s), {len(tasks) - n_multi} single-turn, {n_multi} multi-turn")
+        corpus: Path | None = root / CORPUS_DIR
+        if corpus is not None and not (corpus / "manifest.json").is_file():
+            corpus = None
+        if corpus is not None:
+            notes.append(f"offline web corpus: {corpus} (the default for --web)")
         return LoadedTasks(tasks=tasks, root=root, source=str(root_in), fingerprint=D._fingerprint(jsons),
-                           notes=notes + more)
+                           notes=notes + more, web_corpus=corpus)
 
     def scorer(self, setting: str, mode: str = "official") -> Scorer:
         from toolsight.scoring.registry import get_scorer

@@ -2,14 +2,18 @@
 
 `generate_vtb(n, seed, out)` writes the **official converted layout** (`data/{single,multi}_turn/dataset.json`
 + `images/sample_k/…`, every HF field, rubrics and trajectories as JSON strings) so the real loader reads
-it. Four kinds, cycled: region-switch counting (two panels, a difference by calculator), hybrid chart
+it. Six kinds, cycled: region-switch counting (two panels, a difference by calculator), hybrid chart
 reading (bar heights measured in code, a share computed by the interpreter), progressive multi-turn
-(count, then a fraction of all) and temporal multi-turn (a later photo, the change since the first).
+(count, then a fraction of all), temporal multi-turn (a later photo, the change since the first), a web
+lookup (medals counted in the photo, the club's total found by `google_search` + `browser_get_page_text`,
+the difference by calculator) and a weather follow-up (boats counted, then that day's high and low from
+`historical_weather`). The web kinds write an offline corpus (`out/corpus/`: pages, `weather.json`)
+that `toolsight run visualtoolbench --data out` serves on 127.0.0.1 by default.
 
 Each turn carries, beside the official fields, what makes it solvable and checkable offline:
 `toolsight_reference[t]` = `{"reference_calls": [...], "answer_template": "..."}` — the calls
-`--model reference` makes (`python_image_processing`, `python_interpreter`, `calculator`) and the answer it
-writes from their outputs — and each rubric's `toolsight_check` (see `toolsight.scoring.rubric_check`),
+`--model reference` makes (`python_image_processing`, `python_interpreter`, `calculator`, the web tools;
+a call's `capture` regexes read values out of its result) and the answer it writes from their outputs — and each rubric's `toolsight_check` (see `toolsight.scoring.rubric_check`),
 so runs score without a judge. The reference code runs under the reference's restricted `exec`
 namespace too (no `sum`, `round`, comprehensions over locals, or the broken preloaded `Image`).
 """
@@ -284,23 +288,208 @@ def _temporal(k: int, rng: random.Random) -> Sample:
     }
 
 
-KINDS: list[Callable[[int, random.Random], Sample]] = [_region_switch, _hybrid_chart, _progressive, _temporal]
+# ---------------------------------------------------------------------------------------- web kinds
+# Tasks that need the offline web corpus: pages found by `google_search` and read by
+# `browser_get_page_text`, and recorded weather for `historical_weather`. Places and clubs are fictional,
+# URLs use `.test` domains, the weather is generated (not real observations).
+
+CLUB_HOST = "www.rowing-clubs.test"
+CLUB_TOWNS = ["Kestrel Bay", "Vell Harbor", "Port Alder", "Marrow Falls", "Lindenau", "Corvin Hill", "Thornwick",
+              "Bramblegate"]
+RIVERS = ["Alder", "Vell", "Marrow", "Linden", "Corvin", "Thorn", "Bramble", "Kestrel"]
+WEATHER_TOWNS = [("Saltmere", "Westmark"), ("Gullhaven", "Northshire"), ("Port Wren", "Estmoor"),
+                 ("Eastby Reach", "Westmark"), ("Cobalt Springs", "Highfold")]
+WEATHER_COUNTRY = "Corvania"
+#: the regexes the reference solution captures with (they read both the official dicts and toolsight's texts)
+FIRST_URL = r"(https?://[^\s'\"]+)"
+MAX_TEMP = r"\bmax\W{0,4}(-?\d+(?:\.\d+)?)"
+MIN_TEMP = r"\bmin\W{0,4}(-?\d+(?:\.\d+)?)"
+
+CLUB_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{club} - club history</title></head>
+<body>
+<header><nav><a href="https://{host}/">Rowing clubs directory</a> | <a href="https://{host}/regattas">Regattas</a> |
+<a href="https://{host}/contact">Contact</a></nav></header>
+<main><article>
+<h1>{club}</h1>
+<p>The {club} was founded in {year} on the river {river} at {town}. Its boathouse holds {boats} racing shells and
+the club trains juniors and masters crews all year round.</p>
+<p>Members meet on weekday evenings and on Saturday mornings; visitors are welcome to watch from the bank, and
+the clubhouse terrace is open to the public on regatta days.</p>
+<p>Since its first national regatta the club has won {total} gold medals at the national championships, and its
+crews have raced abroad in most seasons since {abroad}.</p>
+<p>The club's colours are worn on every blade, and its annual head race closes the autumn season.</p>
+</article></main>
+<footer>Rowing clubs directory - every club, every regatta.</footer>
+</body></html>
+"""
 
 
-def generate_rows(n: int, seed: int = 0) -> list[dict[str, Any]]:
-    """`n` tasks as Hugging Face rows (images as `{"bytes", "path"}` structs, JSON-string fields)."""
+def _club_page(rng: random.Random, town: str, river: str, total: int) -> tuple[str, str, str]:
+    club = f"{town} Rowing Club"
+    slug = club.lower().replace(" ", "-")
+    year = rng.randint(1860, 1960)
+    page = CLUB_PAGE.format(club=club, host=CLUB_HOST, year=year, river=river, town=town,
+                            boats=rng.randint(8, 40), total=total, abroad=year + rng.randint(20, 50))
+    return f"https://{CLUB_HOST}/clubs/{slug}", f"pages/vtb/clubs/{slug}.html", page
+
+
+def _web_lookup(k: int, rng: random.Random) -> Sample:
+    """Count the medals in the photo, look the club's total up on the web, subtract."""
+    towns = rng.sample(CLUB_TOWNS, 4)
+    shown = rng.randint(3, 8)
+    rest = rng.randint(2, 15)
+    while rest == shown:
+        rest = rng.randint(2, 15)
+    total = shown + rest
+    pages: list[dict[str, str]] = []
+    for i, town in enumerate(towns):
+        n = total if i == 0 else rng.randint(5, 40)
+        url, file, html = _club_page(rng, town, RIVERS[CLUB_TOWNS.index(town)], n)
+        pages.append({"url": url, "file": file, "html": html})
+    club = f"{towns[0]} Rowing Club"
+    img = _canvas(560, 380, rng)
+    cv2.rectangle(img, (10, 300), (550, 312), (70, 90, 120), -1)  # the shelf
+    _shapes(img, (0, 0, 560, 296), {("yellow", "circle"): shown, ("blue", "square"): rng.randint(1, 4),
+                                    ("green", "circle"): rng.randint(1, 3)}, rng)
+    calls = [
+        {"tool": "python_image_processing", "arguments": {"code": _count_code(
+            "image_0.png", "0.0, 0.0, 1.0, 0.78", ["yellow"], "transformed_image_0.png", "shown")}},
+        {"tool": "google_search", "arguments": {"query": club}, "capture": {"url": FIRST_URL}},
+        {"tool": "browser_get_page_text", "arguments": {"url": "{INFO.url}"},
+         "capture": {"total": r"won (\d+) gold medals"}},
+        {"tool": "calculator", "arguments": {"expression": "{INFO.total} - {INFO.shown}"}},
+    ]
+    prompt = (f"This photo shows the gold medals (the yellow discs) that the {club} keeps on display. How many "
+              "gold medals has the club won in total, according to its page on the web, and how many of them are "
+              "not on display?")
+    gold = f"The club has won {total} gold medals; {shown} are on display, so {rest} are not."
+    rubrics = {
+        "rubric_1": _rubric(f"States that {rest} gold medals are not on display.", 5, {"number": rest}, True,
+                            ["Truthfulness", "Reasoning"]),
+        "rubric_2": _rubric(f"States that the club has won {total} gold medals in total.", 4, {"number": total}, True,
+                            ["Truthfulness"], final=False),
+        "rubric_3": _rubric(f"Counts {shown} gold medals on display.", 3, {"number": shown}, False,
+                            ["Visual Understanding"], final=False),
+    }
+    return {
+        "eval_focus": "hybrid_tool_reasoning", "prompts": [prompt], "golds": [gold], "rubrics": [rubrics],
+        "images": [[_png(img)]], "domain": "sports",
+        "trajectories": [_trajectory([("python_image_processing", "Mask the yellow discs and count them."),
+                                      ("web_search", f"Search for the {club}'s gold medals."),
+                                      ("browser_get_page_text", "Read the club's page for its medal total."),
+                                      ("calculator", "Subtract the medals on display from the total.")])],
+        "reference": [{"reference_calls": calls, "answer_template": (
+            "The club has won {INFO.total} gold medals in total; {INFO.shown} are on display, so {RESULT} are not.")}],
+        "web": {"pages": pages, "places": []},
+    }
+
+
+def _weather_values(rng: random.Random) -> dict[str, Any]:
+    tmax = round(rng.uniform(14.0, 31.0), 1)
+    tmin = round(tmax - rng.uniform(4.0, 12.0), 1)
+    rain = round(max(0.0, rng.uniform(-4.0, 9.0)), 1)
+    return {
+        "weather_code": rng.choice([0, 1, 2, 3, 61, 80] if rain else [0, 1, 2, 3]),
+        "temperature_max": tmax, "temperature_min": tmin, "temperature_mean": round((tmax + tmin) / 2 + 0.4, 1),
+        "apparent_temperature_max": round(tmax + rng.uniform(-2, 1.5), 1),
+        "apparent_temperature_min": round(tmin + rng.uniform(-2.5, 0.5), 1),
+        "apparent_temperature_mean": round((tmax + tmin) / 2 - 0.6, 1),
+        "precipitation_sum": rain, "rain_sum": rain, "snowfall_sum": 0.0,
+        "wind_speed_max": round(rng.uniform(3.0, 12.0), 1), "wind_gusts_max": round(rng.uniform(9.0, 20.0), 1),
+        "wind_direction_dominant": rng.randrange(0, 360, 5), "wind_speed_mean": round(rng.uniform(1.5, 6.0), 1),
+        "relative_humidity_mean": round(rng.uniform(55, 90)), "pressure_msl_mean": round(rng.uniform(1002, 1026), 1),
+    }
+
+
+def _weather_day(k: int, rng: random.Random) -> Sample:
+    """Turn 1: count the boats in a harbour photo; turn 2: that day's temperatures from the weather records."""
+    town, region = rng.choice(WEATHER_TOWNS)
+    y, m, d = rng.randint(2015, 2023), rng.randint(4, 9), rng.randint(2, 27)
+    day = f"{y}-{m:02d}-{d:02d}"
+    days = {f"{y}-{m:02d}-{d + o:02d}": _weather_values(rng) for o in (-1, 0, 1)}
+    values = days[day]
+    tmax, tmin = values["temperature_max"], values["temperature_min"]
+    diff = round(tmax - tmin, 1)
+    place = {"name": town, "country": WEATHER_COUNTRY, "admin1": region,
+             "latitude": round(rng.uniform(50.0, 58.0), 4), "longitude": round(rng.uniform(-6.0, 9.0), 4),
+             "timezone": "Europe/Corvania", "days": days}
+    boats = rng.randint(3, 9)
+    img = _canvas(560, 380, rng)
+    img[260:, :] = (150, 110, 60)  # water
+    _shapes(img, (0, 0, 560, 256), {("red", "circle"): boats, ("yellow", "square"): rng.randint(1, 3)}, rng)
+    png = _png(img)
+    t1 = [{"tool": "python_image_processing", "arguments": {"code": _count_code(
+        "turn_0_image_0.png", "0.0, 0.0, 1.0, 0.68", ["red"], "transformed_image_0.png", "boats")}}]
+    t2 = [
+        {"tool": "historical_weather", "arguments": {"location": town, "date": day},
+         "capture": {"tmax": MAX_TEMP, "tmin": MIN_TEMP}},
+        {"tool": "calculator", "arguments": {"expression": "{INFO.tmax} - {INFO.tmin}"}},
+    ]
+    return {
+        "eval_focus": "follow_up_test", "domain": "generalist",
+        "prompts": [f"This photo was taken at the harbour of {town} on {day}. The red discs are moored boats. How "
+                    "many boats are moored?",
+                    f"What were the highest and the lowest temperature in {town} on the day the photo was taken, "
+                    "and how many degrees apart were they?"],
+        "golds": [f"{boats} boats are moored.",
+                  f"On {day} the high was {tmax} °C and the low {tmin} °C, {diff} °C apart."],
+        "rubrics": [
+            {"rubric_1": _rubric(f"States that {boats} boats are moored.", 5, {"number": boats}, True,
+                                 ["Visual Understanding"])},
+            {"rubric_1": _rubric(f"States that the temperatures were {diff} °C apart.", 5,
+                                 {"number": diff, "tol": 0.05}, True, ["Truthfulness", "Reasoning"]),
+             "rubric_2": _rubric(f"States the high of {tmax} °C.", 4, {"number": tmax, "tol": 0.05}, True,
+                                 ["Truthfulness"], final=False),
+             "rubric_3": _rubric(f"States the low of {tmin} °C.", 3, {"number": tmin, "tol": 0.05}, False,
+                                 ["Truthfulness"], final=False)},
+        ],
+        "images": [[png], [png]],
+        "trajectories": [_trajectory([("python_image_processing", "Mask the red boats and count them.")]),
+                         _trajectory([("historical_weather", f"Look up the weather in {town} on {day}."),
+                                      ("calculator", "Subtract the low from the high.")])],
+        "reference": [
+            {"reference_calls": t1, "answer_template": "{INFO.boats} boats are moored."},
+            {"reference_calls": t2, "answer_template": (
+                f"On {day} the high in {town} was {{INFO.tmax}} °C and the low {{INFO.tmin}} °C, so they were "
+                "{RESULT} °C apart.")},
+        ],
+        "web": {"pages": [], "places": [place]},
+    }
+
+
+KIND_FUNCS: dict[str, Callable[[int, random.Random], Sample]] = {
+    "region_switch": _region_switch, "hybrid_chart": _hybrid_chart, "progressive": _progressive,
+    "temporal": _temporal, "web_lookup": _web_lookup, "weather": _weather_day,
+}
+KINDS: list[Callable[[int, random.Random], Sample]] = list(KIND_FUNCS.values())
+#: kinds whose tasks need the offline web corpus
+WEB_KINDS = ("web_lookup", "weather")
+
+
+def _generate(n: int, seed: int, kinds: list[str] | None = None, progress: Callable[[int], None] | None = None
+              ) -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
+    """(`n` HF rows, the web material their tasks need: corpus pages and weather places); `progress(done)`
+    is called after each task is made."""
+    names = kinds or list(KIND_FUNCS)
+    unknown = [k for k in names if k not in KIND_FUNCS]
+    if unknown:
+        raise ValueError(f"unknown VisualToolBench demo kind(s) {unknown}; known: {', '.join(KIND_FUNCS)}")
     rng = random.Random(seed)
     rows: list[dict[str, Any]] = []
+    web: dict[str, list[Any]] = {"pages": [], "places": []}
     for k in range(n):
-        s = KINDS[k % len(KINDS)](k, rng)
+        s = KIND_FUNCS[names[k % len(names)]](k, rng)
         turns = len(s["prompts"])
         by_turn = [[{"bytes": b, "path": None} for b in imgs] for imgs in s["images"]]
         flat = [img for imgs in by_turn for img in imgs]
+        for key in ("pages", "places"):
+            web[key] += s.get("web", {}).get(key, [])
         rows.append({
             "id": f"vtb-gen-{seed}-{k:03d}",
             "turncase": "single-turn" if turns == 1 else "multi-turn",
             "num_turns": turns,
-            "prompt_category": DOMAINS[k % len(DOMAINS)],
+            "prompt_category": s.get("domain") or DOMAINS[k % len(DOMAINS)],
             "eval_focus": s["eval_focus"],
             "turn_prompts": s["prompts"],
             "turn_golden_answers": s["golds"],
@@ -311,10 +500,52 @@ def generate_rows(n: int, seed: int = 0) -> list[dict[str, Any]]:
             "num_images": len(flat),
             "toolsight_reference": s["reference"],
         })
-    return rows
+        if progress is not None:
+            progress(len(rows))
+    return rows, web
 
 
-def generate_vtb(n: int, seed: int, out: Path | str) -> Path:
-    """Write `n` generated tasks in the official converted layout under `out` (see the module docstring)."""
-    return convert_rows(generate_rows(n, seed), Path(out))
+def generate_rows(n: int, seed: int = 0, kinds: list[str] | None = None,
+                  progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+    """`n` tasks as Hugging Face rows (images as `{"bytes", "path"}` structs, JSON-string fields)."""
+    return _generate(n, seed, kinds, progress)[0]
 
+
+def write_web(corpus: Path, pages: list[dict[str, str]], places: list[dict[str, Any]], name: str) -> None:
+    """Add pages (to `manifest.json`) and weather places (to `weather.json`) of an offline corpus folder,
+    keeping what is already there (the starter suite shares the browsing mini-web's corpus)."""
+    from toolsight.web.corpus import FORMAT as CORPUS_FORMAT
+    from toolsight.web.corpus import MANIFEST
+    from toolsight.web.weather import FORMAT as WEATHER_FORMAT
+    from toolsight.web.weather import WEATHER_FILE
+
+    corpus.mkdir(parents=True, exist_ok=True)
+    man_path = corpus / MANIFEST
+    manifest: dict[str, Any] = (json.loads(man_path.read_text(encoding="utf-8")) if man_path.is_file()
+                                else {"format": CORPUS_FORMAT, "name": name, "pages": [], "images": []})
+    for p in pages:
+        (corpus / p["file"]).parent.mkdir(parents=True, exist_ok=True)
+        (corpus / p["file"]).write_text(p["html"], encoding="utf-8")
+        manifest["pages"].append({"url": p["url"], "file": p["file"]})
+    if pages or not man_path.is_file():
+        man_path.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    if places:
+        w_path = corpus / WEATHER_FILE
+        weather: dict[str, Any] = (
+            json.loads(w_path.read_text(encoding="utf-8")) if w_path.is_file()
+            else {"format": WEATHER_FORMAT, "name": name, "places": [],
+                  "note": "generated weather of fictional places for toolsight's offline demo, not observations"})
+        weather["places"] += places
+        w_path.write_text(json.dumps(weather, indent=1), encoding="utf-8")
+
+
+def generate_vtb(n: int, seed: int, out: Path | str, kinds: list[str] | None = None,
+                 corpus: Path | None = None, progress: Callable[[int], None] | None = None) -> Path:
+    """Write `n` generated tasks in the official converted layout under `out` (see the module docstring);
+    web tasks' pages and weather go to `corpus` (default `out/corpus`, the benchmark's default `--web`);
+    `progress(done)` is called after each task is made."""
+    rows, web = _generate(n, seed, kinds, progress)
+    root = convert_rows(rows, Path(out))
+    if web["pages"] or web["places"]:
+        write_web(corpus or root / "corpus", web["pages"], web["places"], name=f"vtb-demo-{seed}")
+    return root

@@ -13,10 +13,11 @@ the call (an overwritten file is not new). The calculator is the reference's AST
 (`^` is XOR → error, one-argument functions, `str(result)`), with a size guard on powers.
 
 Tools a setting offers come from the run's toolbox (the setting's tool sets): a toolbox tool named
-like a reference tool is shown and run the reference's way; any other tool (the web tools, once
-they exist) is shown with the reference descriptor of its official name (`web_search` is called
-`google_search` there) and its result passed through as `{'result': text}` unless the tool puts a
-ready `official_observation` dict in its result's `extra`.
+like a reference tool is shown and run the reference's way — the web tools (`web_search`, shown as
+`google_search`, `browser_get_page_text`, `historical_weather`) by `vtb_web`, which returns the
+reference's result dicts from the run's web session; any other tool is shown with its own spec (or
+the reference descriptor of its official name) and its result passed through as `{'result': text}`
+unless the tool puts a ready `official_observation` dict in its result's `extra`.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import Any
 from PIL import Image
 
 from toolsight.benchmarks import vtb_prompts as P
+from toolsight.benchmarks.vtb_web import OFFICIAL_WEB
 from toolsight.tools import sandbox
 from toolsight.tools.base import Artifact, Toolbox, ToolResult, ToolSpec
 from toolsight.tools.sandbox.models import ExecResult, Limits
@@ -318,6 +320,14 @@ class OfficialTools:
             if name == CALCULATOR_TOOL:
                 return Outcome(official_calculator(value), extra={"expression": value})
             return await self._code(name, value, call_id, turn)
+        web = OFFICIAL_WEB.get(name)
+        if web is not None:  # the reference's dicts from the same web session calls (vtb_web)
+            bind, run = web
+            try:
+                kwargs = bind(**args)
+            except Exception as e:
+                return Outcome({"error": str(e)})
+            return Outcome(await run(**kwargs), extra={"tool": inner, "official": True})
         return await self._passthrough(name, inner, args, call_id)
 
     async def _code(self, name: str, code: str, call_id: str, turn: TurnFiles) -> Outcome:

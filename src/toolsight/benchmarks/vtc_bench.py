@@ -402,15 +402,22 @@ def last_call_note(question: str, setting: VTCSetting) -> str:
 
 
 TOOLSETS: dict[ToolSet, list[str]] = {"none": [], "code": ["vtc_code"], "interface": ["opencv"]}
-# the official loop offers the reference's own schemas and result texts (benchmarks/vtc/interface.py);
-# the code track keeps toolsight's code tool until the stateful kernel lands
-OFFICIAL_TOOLSETS: dict[ToolSet, list[str]] = {"none": [], "code": ["vtc_code"], "interface": ["vtc_interface_official"]}
+# the official loop offers the reference's own schemas and result texts: the 35 interface tools
+# (benchmarks/vtc/interface.py) and the code interpreter on the kernel (benchmarks/vtc/code.py)
+OFFICIAL_TOOLSETS: dict[ToolSet, list[str]] = {"none": [], "code": ["vtc_code_official"],
+                                               "interface": ["vtc_interface_official"]}
 
 
 def _vtc_code_tools() -> list[Tool]:
-    from toolsight.benchmarks.vtc_code import vtc_code_tools
+    from toolsight.benchmarks.vtc.code import toolsight_code_tools
 
-    return vtc_code_tools()
+    return toolsight_code_tools()
+
+
+def _vtc_code_official() -> list[Tool]:
+    from toolsight.benchmarks.vtc.code import official_code_tools
+
+    return official_code_tools()
 
 
 def _vtc_interface_official() -> list[Tool]:
@@ -420,12 +427,28 @@ def _vtc_interface_official() -> list[Tool]:
 
 
 VTC_TOOLSETS = {
-    "vtc_code": ToolSetEntry("vtc_code", _vtc_code_tools, "VTC-Bench code_interpreter (reasoning, code) in the sandbox",
+    "vtc_code": ToolSetEntry("vtc_code", _vtc_code_tools,
+                             "VTC-Bench code_interpreter (reasoning, code) on the sandbox kernel; images by file name",
                              needs_sandbox=True),
+    "vtc_code_official": ToolSetEntry(
+        "vtc_code_official", _vtc_code_official,
+        "VTC-Bench's code_interpreter as the driver runs it: Jupyter output blocks, served images, 30 s alarm "
+        "(official loop)", needs_sandbox=True),
     "vtc_interface_official": ToolSetEntry(
         "vtc_interface_official", _vtc_interface_official,
         "the 35 opencv_* tools exactly as VTC-Bench's driver offers them (paths, reference texts; official loop)"),
 }
+
+
+def official_task_timeout(setting: VTCSetting) -> float:
+    """The driver's longest task: 3600 s per attempt (its SIGALRM) times the attempts, plus the waits
+    between them. The runner's default --task-timeout for the official loop, so it never ends a task
+    the driver would still be running (an explicit --task-timeout wins)."""
+    from toolsight.benchmarks.vtc.loop import ATTEMPT_TIMEOUT_S
+    from toolsight.benchmarks.vtc.loop import DRIVER_RERUN_WAITS as W
+
+    waits = sum(W[min(i, len(W) - 1)] for i in range(setting.task_attempts - 1))
+    return setting.task_attempts * ATTEMPT_TIMEOUT_S + waits
 
 
 def to_agent_settings(setting: VTCSetting, loop: Literal["official", "toolsight"] = "official") -> AgentSettings:
@@ -444,7 +467,8 @@ def to_agent_settings(setting: VTCSetting, loop: Literal["official", "toolsight"
     extra: dict[str, Any] = {"top_k": setting.top_k}
     if official:
         extra.update(repetition_penalty=setting.repetition_penalty, presence_penalty=setting.presence_penalty)
-    caps: dict[str, Any] = {"time_limit_s": None, "max_images_in_context": None, "max_image_pixels": None} if official else {}
+    caps: dict[str, Any] = {"time_limit_s": None, "max_images_in_context": None, "max_image_pixels": None,
+                            "task_timeout_s": official_task_timeout(setting)} if official else {}
     return AgentSettings(
         name=setting.name,
         loop=loop,

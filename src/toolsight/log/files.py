@@ -2,7 +2,8 @@
 
 Readers upgrade older schema versions on the fly, skip a torn last line (a killed run's), and,
 because a resumed run appends a new record for a task it re-ran (e.g. after an error), give the
-last record of each task (`latest_records`). Nothing here is rewritten in place.
+last record of each task (`latest_records`). Nothing here is rewritten in place. "Each task" means
+each (task, epoch) of a run made with `--epochs`: such records are keyed by `record_key`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +19,7 @@ from typing import IO, Any
 
 from toolsight.errors import ToolsightError
 from toolsight.log.manifest import MANIFEST_SCHEMA_VERSION, Manifest
-from toolsight.log.record import RECORD_SCHEMA_VERSION, Record
+from toolsight.log.record import RECORD_SCHEMA_VERSION, Record, record_key
 
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
@@ -51,8 +53,15 @@ def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
             f"({RECORD_SCHEMA_VERSION}); upgrade toolsight to read this run"
         )
     out = dict(data)
+    # v2 -> v3: `epoch` added; every earlier record is the run's only epoch (the field default)
     out["schema_version"] = RECORD_SCHEMA_VERSION
     return out
+
+
+def dict_key(data: dict[str, Any]) -> str:
+    """`record_key` of a record dict (an unreadable epoch counts as epoch 1)."""
+    ep = data.get("epoch", 1)
+    return record_key(str(data.get("task_id")), ep if isinstance(ep, int) and not isinstance(ep, bool) else 1)
 
 
 def read_manifest(run_dir: Path) -> Manifest:
@@ -140,38 +149,48 @@ def iter_records(run_dir: Path, file: str = RECORDS) -> Iterator[Record]:
 
 
 def latest_records(run_dir: Path, file: str = RECORDS) -> list[Record]:
-    """The last record of each task, in the order tasks first appear (superseded records dropped)."""
+    """The last record of each task (and epoch), in the order they first appear (superseded records dropped)."""
     latest: dict[str, Record] = {}
     for rec in iter_records(run_dir, file):
-        latest[rec.task_id] = rec  # a dict keeps the first insertion's position
+        latest[rec.key] = rec  # a dict keeps the first insertion's position
     return list(latest.values())
 
 
 _TASK_ID = '"task_id":'
+_EPOCH = '"epoch":'
+_EPOCH_AFTER = re.compile(r'\s*,\s*"epoch"\s*:\s*(\d+)')
 
 
 def _line_task_id(line: str, dec: json.JSONDecoder) -> str | None:
-    """The record's task id, read without parsing the whole line (records put it first or second)."""
+    """The record's key (task id, `ID#N` for epoch N > 1), read without parsing the whole line:
+    records put the task id first or second and the epoch right after it."""
     at = line.find(_TASK_ID)
     if at >= 0:
         rest = at + len(_TASK_ID)
         while rest < len(line) and line[rest] == " ":
             rest += 1
         try:
-            value, _ = dec.raw_decode(line, rest)
+            value, end = dec.raw_decode(line, rest)
         except ValueError:
             value = None
         if isinstance(value, str):
-            return value
+            # only an `"epoch":` key that directly follows the task id is the record's (a nested
+            # dict in the trajectory may hold one too); a record without it is epoch 1
+            m = _EPOCH_AFTER.match(line, end)
+            if m:
+                return record_key(value, int(m.group(1)))
+            if _EPOCH not in line:
+                return value
     try:  # an unusual key order: parse the line
         data = json.loads(line)
     except json.JSONDecodeError:
         return None
-    return str(data["task_id"]) if isinstance(data, dict) and "task_id" in data else None
+    return dict_key(data) if isinstance(data, dict) and "task_id" in data else None
 
 
 def latest_offsets(run_dir: Path, file: str = RECORDS) -> dict[str, int]:
-    """task id -> byte offset of its last complete record line (tasks in order of first appearance).
+    """Record key (task id; `ID#N` for epoch N > 1) -> byte offset of its last complete record line,
+    in order of first appearance.
 
     Cheap (the task id is read without parsing the record), so a reader can stream one record per
     task (`iter_latest_records`) or fetch one task's record (`read_record_at`) without holding the run.
@@ -237,12 +256,13 @@ def finished_ids(run_dir: Path, file: str = RECORDS) -> set[str]:
 
 
 def latest_status(run_dir: Path, file: str = RECORDS) -> dict[str, tuple[str | None, str | None]]:
-    """task id -> (error, task_hash) of its last complete record: what --resume needs to decide
-    which tasks are done, which ended in error and which ran on a task that has changed since."""
+    """Record key (task id; `ID#N` for epoch N > 1) -> (error, task_hash) of its last complete record:
+    what --resume needs to decide which tasks are done, which ended in error and which ran on a
+    task that has changed since."""
     out: dict[str, tuple[str | None, str | None]] = {}
     for d in iter_record_dicts(run_dir, file):
         if "task_id" not in d:
             continue
         err, th = d.get("error"), d.get("task_hash")
-        out[str(d["task_id"])] = (str(err) if err is not None else None, str(th) if th is not None else None)
+        out[dict_key(d)] = (str(err) if err is not None else None, str(th) if th is not None else None)
     return out

@@ -14,8 +14,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from toolsight.log.files import read_manifest
+from toolsight.log.manifest import Manifest
 from toolsight.metrics.agreement import Agreement, AgreementCounter, HumanGrade, Key, load_human_grades
 from toolsight.metrics.cost import PriceTable, cost_usd, price_for
+from toolsight.metrics.epochs import DEFAULT_REDUCER, EpochStats, Sample, epoch_stats, reduce_task
 from toolsight.metrics.stats import Estimate, bootstrap_multi, mean_or_none
 from toolsight.metrics.views import TaskView, iter_views
 
@@ -124,6 +126,8 @@ class RunMetrics(BaseModel):
         default_factory=dict, description="per grouping key and value: effective vs reference chain length"
     )
     distributions: Distributions = Field(default_factory=Distributions)
+    epochs: EpochStats | None = Field(
+        default=None, description="a run with --epochs K > 1: mean@k, pass@k, pass^k, per-epoch scores (epochs.py)")
 
     @property
     def label(self) -> str:
@@ -139,9 +143,10 @@ def error_kind(message: str) -> str:
     return "other"
 
 
-def group_score(views: Sequence[tuple[float, bool]], seed: int = 0, resamples: int = 1000) -> GroupScore:
+def group_score(views: Sequence[tuple[float, bool | float]], seed: int = 0, resamples: int = 1000) -> GroupScore:
+    """Score and pass rate of (value, passed) pairs; `passed` may be a share (a task reduced over epochs)."""
     vals = [v for v, _ in views]
-    passes = [1.0 if p else 0.0 for _, p in views]
+    passes = [float(p) for _, p in views]
     est = bootstrap_multi({"score": vals, "pass_rate": passes}, resamples=resamples, seed=seed)
     return GroupScore(n=len(vals), score=est["score"], pass_rate=est["pass_rate"])
 
@@ -149,10 +154,17 @@ def group_score(views: Sequence[tuple[float, bool]], seed: int = 0, resamples: i
 class _Acc:
     """Running accumulator over TaskViews (a few numbers per task)."""
 
-    def __init__(self, by: Sequence[str], human: dict[Key, HumanGrade] | None, prices: PriceTable | None) -> None:
+    def __init__(self, by: Sequence[str], human: dict[Key, HumanGrade] | None, prices: PriceTable | None,
+                 reducer: str = DEFAULT_REDUCER) -> None:
         self.by = list(by)
         self.prices = prices
+        self.reducer = reducer
         self.scored: list[tuple[float, bool]] = []
+        # per task: its scored epochs, and its group under each key (a run with --epochs is
+        # scored over tasks, each reduced over its epochs; see metrics/epochs.py)
+        self.by_task: dict[str, list[Sample]] = {}
+        self.task_group: dict[str, dict[str, str]] = {b: {} for b in self.by}
+        self.max_epoch = 1
         self.grouped: dict[str, dict[str, list[tuple[float, bool]]]] = {b: defaultdict(list) for b in self.by}
         self.n = 0
         self.errors: Counter[str] = Counter()
@@ -214,10 +226,13 @@ class _Acc:
         else:
             pair = (v.value, v.passed)
             self.scored.append(pair)
+            self.by_task.setdefault(v.task_id, []).append((v.epoch, v.value, v.passed))
+            self.max_epoch = max(self.max_epoch, v.epoch)
             for b in self.by:
                 g = v.group(b)
                 if g is not None:
                     self.grouped[b][g].append(pair)
+                    self.task_group[b][v.task_id] = g
             if self.agree is not None:
                 self.agree.add(v.task_id, v.score.rubrics)
             if v.score.error_category and not v.passed:
@@ -287,11 +302,15 @@ class _Acc:
             b: {g: group_score(vals, seed, resamples) for g, vals in sorted(d.items())}
             for b, d in self.grouped.items()
         }
+        overall = group_score(self.scored, seed, resamples)
+        epochs: EpochStats | None = None
+        if self.max_epoch > 1:
+            overall, groups, epochs = self._over_epochs(seed, resamples)
         return RunMetrics(
             run_dir=str(run_dir), benchmark=self.meta.get("benchmark", ""), model=self.meta.get("model", ""),
             setting=self.meta.get("setting", ""), n_records=self.n, n_scored=len(self.scored),
             n_errors=sum(self.errors.values()), n_score_errors=self.score_errors, n_unscored=self.unscored,
-            error_kinds=dict(self.errors.most_common()), overall=group_score(self.scored, seed, resamples),
+            error_kinds=dict(self.errors.most_common()), overall=overall, epochs=epochs,
             groups=groups, tool_use=tu, usage=usage,
             agreement=self.agree.result(seed) if self.agree is not None else None,
             random_guess=sum(self.rand) / len(self.rand) if self.rand else None,
@@ -305,6 +324,19 @@ class _Acc:
                 reference_lengths=self.ref, scores=[v for v, _ in self.scored],
             ),
         )
+
+
+    def _over_epochs(self, seed: int, resamples: int) -> tuple[GroupScore, dict[str, dict[str, GroupScore]], EpochStats]:
+        """Overall and group scores over tasks, each task reduced over its epochs."""
+        reduced = {t: reduce_task(s, self.reducer) for t, s in self.by_task.items()}
+        groups: dict[str, dict[str, GroupScore]] = {}
+        for b, of in self.task_group.items():
+            members: dict[str, list[tuple[float, float]]] = defaultdict(list)
+            for t, g in of.items():
+                members[g].append(reduced[t])
+            groups[b] = {g: group_score(pairs, seed, resamples) for g, pairs in sorted(members.items())}
+        overall = group_score(list(reduced.values()), seed, resamples)
+        return overall, groups, epoch_stats(self.by_task, self.max_epoch, self.reducer)
 
 
 def _tool_group(rows: list[tuple[int, int]]) -> ToolUseGroup:
@@ -332,14 +364,22 @@ def metrics_from_views(
     resamples: int = 1000,
     run_dir: Path | None = None,
     sink: Callable[[TaskView], None] | None = None,
+    reducer: str = DEFAULT_REDUCER,
 ) -> RunMetrics:
-    """Metrics over any stream of TaskViews (used by `compute_run_metrics` and tests)."""
-    acc = _Acc(by, human, prices)
+    """Metrics over any stream of TaskViews (used by `compute_run_metrics` and tests); `reducer`
+    reduces a task's epochs to one score when the views hold several epochs (metrics/epochs.py)."""
+    acc = _Acc(by, human, prices, reducer)
     for v in views:
         acc.add(v)
         if sink is not None:
             sink(v)
     return acc.result(run_dir or Path("."), seed, resamples)
+
+
+def run_reducer(manifest: Manifest) -> str:
+    """The epochs reducer a run was made with (its manifest options), `mean` when none is recorded."""
+    raw = manifest.options.get("epochs_reducer")
+    return raw if isinstance(raw, str) and raw else DEFAULT_REDUCER
 
 
 def compute_run_metrics(
@@ -368,7 +408,7 @@ def compute_run_metrics(
     views = iter_views(rd, scores, tasks)
     if where is not None:  # e.g. one prompt variant of a run reported as its own row
         views = (v for v in views if where(v))
-    m = metrics_from_views(views, by, human, prices, seed, resamples, rd, sink)
+    m = metrics_from_views(views, by, human, prices, seed, resamples, rd, sink, reducer=run_reducer(manifest))
     m.run_id = manifest.run_id or None
     m.benchmark = m.benchmark or manifest.benchmark
     m.model = m.model or manifest.model

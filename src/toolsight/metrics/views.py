@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsight.errors import ToolsightError
-from toolsight.log.files import RECORDS, iter_latest_records
+from toolsight.log.files import RECORDS, dict_key, iter_latest_records
 from toolsight.log.record import Record
 from toolsight.metrics.chain import task_chain
 from toolsight.metrics.taxonomy import call_operations
@@ -123,7 +123,8 @@ def lite(score: Score | None) -> ScoreLite | None:
 
 
 def load_scores(run_dir: Path, name: str) -> dict[str, ScoreLite | None]:
-    """task_id -> score from a scores file (a task scored twice keeps its last line)."""
+    """Record key (task id; `ID#N` for epoch N > 1) -> score from a scores file (a task scored
+    twice keeps its last line)."""
     p = scores_path(run_dir, name)
     if not p.is_file():
         have = ", ".join(available_scores(run_dir)) or "none"
@@ -135,7 +136,7 @@ def load_scores(run_dir: Path, name: str) -> dict[str, ScoreLite | None]:
                 continue
             try:
                 data = json.loads(line)
-                tid = str(data["task_id"])
+                tid = dict_key(data) if "task_id" in data else str(data["task_id"])
                 raw = data.get("score")
                 out[tid] = lite(Score.model_validate(raw)) if raw is not None else None
             except (ValueError, KeyError, TypeError) as exc:
@@ -152,6 +153,7 @@ class TaskView:
     setting: str
     benchmark: str
     tags: dict[str, str]
+    epoch: int
     n_turns: int
     error: str | None
     score: ScoreLite | None
@@ -249,7 +251,7 @@ def view_of(rec: Record, score: ScoreLite | None, task: Any | None = None) -> Ta
     u = traj.usage
     return TaskView(
         task_id=rec.task_id, model=rec.model, setting=rec.setting, benchmark=rec.benchmark,
-        tags=dict(rec.tags), n_turns=max(1, n_turns), error=rec.error, score=score,
+        tags=dict(rec.tags), epoch=rec.epoch, n_turns=max(1, n_turns), error=rec.error, score=score,
         calls=len(traj.tool_calls), ok_calls=sum(1 for c in traj.tool_calls if c.ok),
         tool_names=[c.name for c in traj.tool_calls], categories=cats, groups=groups,
         effective_calls=chain.length, effective_tools=[names_by_call[c] for c in chain.effective_calls],
@@ -276,7 +278,7 @@ def iter_views(
     table = load_scores(run_dir, scores) if scores else None
     for rec in iter_latest_records(run_dir, file):
         if table is not None:
-            sc = table.get(rec.task_id)
+            sc = table.get(rec.key)
         else:
             sc = lite(rec.score)
         task = tasks.get(rec.task_id) if tasks is not None else None

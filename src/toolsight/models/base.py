@@ -8,6 +8,7 @@ retry what is transient and fail the task on what is not.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -110,6 +111,12 @@ class Model(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Close HTTP clients."""
+
+    def setting_warning(self, tools: Sequence[str], tasks: Sequence[Task]) -> str | None:
+        """Why this model will do badly under a setting that offers `tools` (tool names) on `tasks`,
+        or None. A baseline that solves tasks by calling tools says which ones are missing, so a
+        run that can only score 0 does not look like a result."""
+        return None
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "tool_image_mode": self.tool_image_mode, "native_tools": self.native_tools}

@@ -14,6 +14,7 @@ import hashlib
 import json
 import random
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -297,7 +298,8 @@ def _detect_then_ocr(turn: Turn, plan: dict[str, Any], tool_msgs: list[Message],
     answer = ", ".join(str(n) for n in sorted(set(numbers)))
     return _reply("### Thinking Process\n" + "; ".join(lines) + "; numbers read by OCR.\n### Answer\n" + answer)
 # ---- VisualToolBench-style solutions: calls whose arguments and final answer are templates -------------
-# `{INFO.key}` = a value printed as `INFO: {json}` by an earlier call of the turn (later calls win),
+# `{INFO.key}` = a value printed as `INFO: {json}` by an earlier call of the turn (later calls win), or
+# captured from a call's result by the regexes of its `capture` ({name: pattern}, group 1),
 # `{RESULT}` = the last calculator result, `{PREV_NUMBER}` = the first number in the previous assistant
 # answer of the conversation (a gold or model answer of the earlier turn). Tool outputs are read both as
 # toolsight writes them and as the reference's `str(dict)` observations (VisualToolBench's official loop).
@@ -358,10 +360,17 @@ def _replay_template(ti: int, turn: Turn, calls: list[Any], messages: list[Messa
     values: dict[str, Any] = {}
     result: str | None = None
     names = {c.id: c.name for m in after for c in m.tool_calls}
-    for m in tool_msgs:
+    for i, m in enumerate(tool_msgs):
         values.update(_infos(m.text))
         if names.get(m.tool_call_id or "") == "calculator":
             result = _calc_result(m.text)
+        spec_i = calls[i] if i < len(calls) and isinstance(calls[i], dict) else {}
+        if spec_i.get("capture"):  # values read out of a result by regex (web pages, search hits, weather)
+            caught = program_captures(spec_i, m.text)
+            if caught is None:
+                names_ = ", ".join(spec_i["capture"])
+                return _reply(f"The reference solution could not read {names_} from the {spec_i['tool']} result.")
+            values.update(caught)
     prev_answers = [m.text for m in messages[: len(messages) - len(after)] if m.role == "assistant" and m.text]
     prev_nums = _NUMBER.findall(prev_answers[-1]) if prev_answers else []
     prev = prev_nums[0] if prev_nums else None
@@ -379,6 +388,20 @@ def _replay_template(ti: int, turn: Turn, calls: list[Any], messages: list[Messa
     return _reply(answer if answer is not None else "The reference calls gave no readable answer.")
 
 
+def reference_tools(turn: Turn, dataset_root: Path | None = None) -> list[str]:
+    """The tools the reference agent calls to solve `turn` (as `_TaskReference.generate` decides)."""
+    plan = turn.meta.get("reference_plan")
+    if isinstance(plan, dict) and plan.get("kind") == "detect_then_ocr":
+        return ["detect_and_crop_objects", "ocr"]
+    program = turn.meta.get("reference_program")
+    if isinstance(program, dict):
+        return [str(s["tool"]) for s in program.get("steps") or [] if isinstance(s, dict) and "tool" in s]
+    calls = turn.meta.get("reference_calls")
+    if isinstance(calls, list) and calls:
+        return [str(c["tool"]) for c in calls if isinstance(c, dict) and "tool" in c]
+    return ["python_interpreter"] if solution_code(turn, dataset_root) is not None else []
+
+
 class ReferenceModel(Model):
     """`--model reference`: runs each task's reference solution through the real tools."""
 
@@ -394,6 +417,18 @@ class ReferenceModel(Model):
 
     def for_task(self, task: Task) -> Model:
         return _TaskReference(task, self.dataset_root)
+
+    def setting_warning(self, tools: Sequence[str], tasks: Sequence[Task]) -> str | None:
+        needed: list[str] = []
+        for task in tasks[:200]:  # a sample is enough: generated sets are uniform
+            for turn in task.turns:
+                needed.extend(n for n in reference_tools(turn, self.dataset_root) if n not in needed)
+        missing = [n for n in needed if n not in tools]
+        if not missing:
+            return None
+        return (f"--model reference solves these tasks by calling {', '.join(missing[:5])}"
+                f"{' …' if len(missing) > 5 else ''}, which this setting does not offer "
+                f"({', '.join(tools) or 'no tools'}): expect a score of 0; pick a setting with those tools")
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         return _reply("The reference agent needs a task (use it through `toolsight run`).")

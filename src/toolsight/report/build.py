@@ -50,6 +50,9 @@ def report_tables(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting
                   metric: str = "score", layout: Sequence[tuple[str, str]] = ()) -> list[T.Table]:
     """The tables: by the user's --by tags, or (without --by) the benchmarks' declared `layout`."""
     out = [T.score_table(metrics, base_setting)]
+    epochs = T.epochs_table(metrics)
+    if epochs is not None:
+        out.append(epochs)
     if by or not layout:
         out += [T.group_table(metrics, tag, base_setting, metric) for tag in by]
         out += [c for c in (T.chain_table(metrics, tag) for tag in by) if c is not None]
@@ -235,6 +238,7 @@ def build_report(
     prices: PriceTable | None = None,
     metric: str = "score",
     plots: bool = True,
+    lead_tables: Sequence[T.Table] = (),
 ) -> str:
     """The report text. With `out_dir`: also writes report.<fmt>, the plots (PNG) and records.csv.
 
@@ -243,6 +247,7 @@ def build_report(
 
     Without `out_dir`, an HTML report embeds its plots; a markdown report has none.
     `metric` picks the grouped tables' number: 'score' (mean value) or 'pass_rate' (APR).
+    `lead_tables` come first (a sweep's models × settings tables, toolsight.report.sweep).
     """
     if fmt not in FORMATS:
         raise ReportError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
@@ -282,6 +287,7 @@ def build_report(
     tabs = report_tables(metrics, [] if layout else by, base_setting, metric, layout)
     if fmt == "html":
         _link_rows(tabs, metrics, out)
+    tabs = [*lead_tables, *tabs]
     warnings = _warnings(metrics, [] if layout else by, base_setting)
     made: list[Path] = []
     tmp_dir: Path | None = None

@@ -121,7 +121,7 @@ def score_table(metrics: Sequence[RunMetrics], base_setting: str | None = None) 
     )
     for m in metrics:
         t.rows.append((_keys(m), [
-            Cell(float(m.n_scored), str(m.n_scored)),
+            Cell(float(m.overall.n), str(m.overall.n)),  # tasks: a run with epochs is scored per task
             Cell(float(m.n_errors + m.n_score_errors), str(m.n_errors + m.n_score_errors)),
             _est_cell(m.overall.score), _est_cell(m.overall.pass_rate),
         ]))
@@ -278,6 +278,35 @@ def tool_group_table(metrics: Sequence[RunMetrics], tag: str) -> Table | None:
             cells += [Cell(g.proactivity, num(g.proactivity, 4)), Cell(g.success_rate, num(g.success_rate, 4)),
                       Cell(g.volume, num(g.volume))]
         t.rows.append((_keys(m), cells))
+    _rank(t)
+    return t
+
+
+def epochs_table(metrics: Sequence[RunMetrics]) -> Table | None:
+    """Runs made with --epochs K > 1: mean@k, pass@k, pass^k, each epoch's score and their spread."""
+    runs = [m for m in metrics if m.epochs is not None]
+    if not runs:
+        return None
+    k = max(m.epochs.k for m in runs if m.epochs is not None)
+    t = Table("Epochs", ["Model", "Setting"], [
+        Column("k"), Column("Reducer"), Column("Tasks"), Column("mean@k %", 1, True), Column("pass@k %", 1, True),
+        Column("pass^k %", 1, True), *[Column(f"Epoch {e} %", 0, True) for e in range(1, k + 1)],
+        Column("SD across epochs (pts)", -1),
+    ], note="A run with --epochs K runs every task K times; its Score row is over tasks, each reduced over its "
+            "epochs by the reducer. mean@k = mean of the epochs' values; pass@k = share of tasks any epoch "
+            "passed; pass^k = share every epoch passed; SD = standard deviation of the per-epoch scores.")
+    for m in runs:
+        e = m.epochs
+        assert e is not None
+        sd = e.per_epoch_sd
+        t.rows.append((_keys(m), [
+            Cell(float(e.k), str(e.k)), Cell(None, e.reducer), Cell(float(e.tasks), f"{e.tasks}"
+                                                                     + (f" ({e.complete} complete)" if e.complete < e.tasks else "")),
+            Cell(e.mean_at_k, pct(e.mean_at_k)), Cell(e.pass_at_k, pct(e.pass_at_k)),
+            Cell(e.pass_all_k, pct(e.pass_all_k)),
+            *[Cell(e.per_epoch.get(i), pct(e.per_epoch.get(i))) for i in range(1, k + 1)],
+            Cell(None if sd is None else 100 * sd, "–" if sd is None else f"{100 * sd:.1f}"),
+        ]))
     _rank(t)
     return t
 

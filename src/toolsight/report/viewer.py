@@ -28,7 +28,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from toolsight.agents.trajectory import ToolCallRecord
-from toolsight.log.files import iter_latest_records
+from toolsight.log.files import dict_key, iter_latest_records
 from toolsight.metrics.chain import task_chain
 from toolsight.metrics.compute import RunMetrics, metrics_from_views
 from toolsight.metrics.cost import PriceTable
@@ -133,7 +133,7 @@ def _task_context(rec: Record, score: Score | None, task: Task | None, images: _
                   page_dir: Path) -> dict[str, Any]:
     traj = rec.trajectory
     art_files = {a.id: a.file for a in traj.artifacts}
-    adir = artifact_dir(images.run_dir, rec.task_id)
+    adir = artifact_dir(images.run_dir, rec.task_id, rec.epoch)
     calls: dict[str, ToolCallRecord] = {c.id: c for c in traj.tool_calls}
     chain = task_chain(traj)
     effective = set(chain.effective_calls)
@@ -144,7 +144,7 @@ def _task_context(rec: Record, score: Score | None, task: Task | None, images: _
             src = adir / art_files[art_id]
         elif path:
             src = Path(path)
-        url = images.url(src, page_dir, rec.task_id) if src is not None else None
+        url = images.url(src, page_dir, rec.key) if src is not None else None
         return {"url": url, "id": art_id or (src.name if src else "")} if url else (
             {"url": "", "id": art_id or path or "?"})
 
@@ -229,7 +229,7 @@ def _score_table(rd: Path, scores: str | None) -> dict[str, Any] | None:
         for line in fh:
             if line.strip():
                 d = json.loads(line)
-                table[str(d["task_id"])] = d.get("score")
+                table[dict_key(d)] = d.get("score")  # one line per task (and epoch)
     return table
 
 
@@ -237,7 +237,7 @@ def record_score(rec: Record, table: Mapping[str, Any] | None) -> Score | None:
     """The score to show: the scores file's when one is given, else the record's own."""
     if table is None:
         return rec.score
-    raw = table.get(rec.task_id)
+    raw = table.get(rec.key)
     return Score.model_validate(raw) if raw is not None else None
 
 
@@ -250,7 +250,7 @@ def task_row(rec: Record, score: Score | None, ctx: Mapping[str, Any], href: str
     u = rec.trajectory.usage
     error = rec.error or (score.error if score else None) or ""
     row: dict[str, Any] = {
-        "id": rec.task_id, "href": href, "status": ctx["status"],
+        "id": rec.key, "href": href, "status": ctx["status"],
         "value": score.value if score is not None and score.error is None and rec.error is None else None,
         "answer": _clip(answer), "gold": _clip(" | ".join(ctx["gold"])), "calls": len(rec.trajectory.tool_calls),
         "tokens": u.input_tokens + u.output_tokens, "duration": round(rec.duration_s, 2),
@@ -332,7 +332,7 @@ def build_viewer(
     for rec in iter_latest_records(rd):  # a resumed run may hold an older record of a task: skip it
         score = record_score(rec, score_table)
         task = task_map.get(rec.task_id) if task_map is not None else None
-        name = f"{safe_name(rec.task_id)}.html"
+        name = f"{safe_name(rec.key)}.html"  # one page per task (and epoch, with --epochs)
         ctx = _task_context(rec, score, task, images, pages)
         views.append(view_of(rec, lite(score), task))
         # pages are written one record late, so each knows its next task (one context held at a time)

@@ -81,7 +81,7 @@ def build_compare(
                 statuses.append("missing")
                 continue
             task_map = task_maps[i]
-            task = task_map.get(tid) if task_map is not None else None
+            task = task_map.get(rec.task_id) if task_map is not None else None
             score = record_score(rec, tables[i])
             ctx = _task_context(rec, score, task, images[i], pages)
             views[i].append(view_of(rec, lite(score), task))

@@ -91,9 +91,11 @@ def _check(kind: str, n: int, difficulty: int | None) -> Kind:
 
 
 def make_tasks(
-    kind: str, n: int, seed: int, out_dir: Path | str, difficulty: int | None = None, start: int = 0
+    kind: str, n: int, seed: int, out_dir: Path | str, difficulty: int | None = None, start: int = 0,
+    progress: Callable[[int], None] | None = None,
 ) -> list[Task]:
-    """Make `n` tasks of one kind, writing their images under `out_dir/images/` (no tasks.jsonl)."""
+    """Make `n` tasks of one kind, writing their images under `out_dir/images/` (no tasks.jsonl);
+    `progress(done)` is called after each task."""
     k = _check(kind, n, difficulty)
     root = Path(out_dir)
     tasks: list[Task] = []
@@ -102,6 +104,8 @@ def make_tasks(
         rng = np.random.default_rng([seed, sorted(KINDS).index(kind), i, level])
         ctx = GenContext(root=root, task_id=f"{kind}-d{level}-s{seed}-{i:04d}", rng=rng, difficulty=level)
         tasks.append(k.make(ctx))
+        if progress is not None:
+            progress(len(tasks))
     return tasks
 
 
@@ -113,10 +117,11 @@ def _write(out_dir: Path, tasks: list[Task]) -> None:
 
 
 def generate(
-    kind: str, n: int, seed: int, out_dir: Path | str, difficulty: int | None = None
+    kind: str, n: int, seed: int, out_dir: Path | str, difficulty: int | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> list[Task]:
     """Generate `n` tasks of `kind` into a dataset folder; difficulty None cycles through all levels."""
-    tasks = make_tasks(kind, n, seed, out_dir, difficulty)
+    tasks = make_tasks(kind, n, seed, out_dir, difficulty, progress=progress)
     _write(Path(out_dir), tasks)
     return tasks
 

@@ -29,6 +29,7 @@ import random
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -419,7 +420,8 @@ def _question(kind: str, s: DomainSpec, pos: str, w: Work, other: Work | None) -
             f"What is the title of that {s.work}?")
 
 
-def build_tasks(root: Path, web: MiniWeb, n: int, seed: int) -> list[Task]:
+def build_tasks(root: Path, web: MiniWeb, n: int, seed: int,
+                progress: Callable[[int], None] | None = None) -> list[Task]:
     rnd = random.Random(seed * 7919 + 1)
     nrng = np.random.default_rng(seed + 1000)
     kinds = ["year", "origin", "sibling", "title_year"]
@@ -460,17 +462,20 @@ def build_tasks(root: Path, web: MiniWeb, n: int, seed: int) -> list[Task]:
                           "reference_program": {"steps": steps, "answer": answer}, "target": target.url})
         tasks.append(Task(id=task_id, benchmark=BENCHMARK, turns=[turn], tags={
             "domain": s.domain, "sub_domain": s.sub_domain, "kind": kind, "hops": str(len(steps))}))
+        if progress is not None:
+            progress(len(tasks))
     return tasks
 
 
-def generate_browse(n: int, seed: int, out_dir: Path | str, verify: bool = True) -> list[Task]:
+def generate_browse(n: int, seed: int, out_dir: Path | str, verify: bool = True,
+                    progress: Callable[[int], None] | None = None) -> list[Task]:
     """Write the mini-web and `n` tasks to `out_dir` (replaced atomically); see the module docstring."""
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".browse-", dir=out.parent))
     try:
         web = build_web(tmp / "corpus", seed)
-        tasks = build_tasks(tmp, web, n, seed)
+        tasks = build_tasks(tmp, web, n, seed, progress=progress)
         write_dataset(tmp, tasks)
         if verify:
             bad = asyncio.run(verify_browse(tmp, tasks))

@@ -18,6 +18,7 @@ shapes a job needs (the toy world's rules, never the answer).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -178,7 +179,7 @@ def make_task(ctx: GenContext, level: str) -> Task:
 
 
 def generate_phystool(n: int, seed: int, out_dir: Path | str, level: str | None = None, start: int = 0,
-                      write: bool = True) -> list[Task]:
+                      write: bool = True, progress: Callable[[int], None] | None = None) -> list[Task]:
     """`n` scenes cycling through the levels (or all of one `level`) into a dataset folder."""
     if level is not None and level not in LEVELS:
         raise ValueError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
@@ -189,6 +190,8 @@ def generate_phystool(n: int, seed: int, out_dir: Path | str, level: str | None 
         rng = np.random.default_rng([seed, 16, i, LEVELS.index(lv)])
         ctx = GenContext(root=root, task_id=f"{KIND}-{lv}-s{seed}-{i:04d}", rng=rng, difficulty=LEVELS.index(lv))
         tasks.append(make_task(ctx, lv))
+        if progress is not None:
+            progress(len(tasks))
     if write:
         write_dataset(root, tasks)
         problems = validate_dataset(root)

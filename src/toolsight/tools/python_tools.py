@@ -304,12 +304,12 @@ class PythonKernel(Tool):
         for out in res.outputs:
             if out.kind == "stream" and out.text:
                 parts.append(out.text.rstrip("\n") if out.name == "stdout" else "stderr:\n" + out.text.rstrip("\n"))
-            elif out.kind == "execute_result" and out.text is not None:
+            elif out.kind == "execute_result" and out.text is not None:  # an image value has its text too
                 parts.append(f"Out[{res.execution_count}]: {out.text}")
             elif out.kind == "error" and out.text:
                 parts.append(out.text)
-            elif out.image:
-                art = await asyncio.to_thread(_register_display, ctx, out.image, self.name)
+            if out.image:
+                art = await asyncio.to_thread(register_display, ctx, out.image, self.name)
                 if isinstance(art, Artifact):
                     artifacts.append(art)
                 else:
@@ -333,7 +333,7 @@ KERNEL_DESCRIPTION = (
 )
 
 
-def _register_display(ctx: ToolContext, name: str, tool: str) -> Artifact | str:
+def register_display(ctx: ToolContext, name: str, tool: str) -> Artifact | str:
     """An image a cell displayed (written by the kernel into the workspace): read once, check, register."""
     try:
         data = read_member(ctx.workspace, name, 20 << 20)

@@ -122,6 +122,24 @@ def _browse_text() -> list[Tool]:
     return browse_text_tools()
 
 
+def _web_search() -> list[Tool]:
+    from toolsight.tools.web_research import web_search_tools
+
+    return web_search_tools()
+
+
+def _page_text() -> list[Tool]:
+    from toolsight.tools.web_research import page_text_tools
+
+    return page_text_tools()
+
+
+def _weather() -> list[Tool]:
+    from toolsight.tools.web_research import weather_tools
+
+    return weather_tools()
+
+
 def _builtins() -> None:
     register_toolset("crop", _crop, "in-process crop with a relative or pixel bbox")
     register_toolset("python", _python, "python_image_processing, python_interpreter, calculator",
@@ -143,6 +161,13 @@ def _builtins() -> None:
     register_toolset("browse", _browse, "text_search, image_search, reverse_image_search, visit, image_crop "
                      "(web layer; also accepts crop_image / webpage_visit)", needs_web=True)
     register_toolset("browse_text", _browse_text, "text_search and visit only (web layer)", needs_web=True)
+    register_toolset("web_search", _web_search, "web_search: numbered web results (web layer; alias google_search)",
+                     needs_web=True)
+    register_toolset("browser_get_page_text", _page_text,
+                     "browser_get_page_text: a page's main text, 8,000 characters at a time (web layer)",
+                     needs_web=True)
+    register_toolset("historical_weather", _weather, "historical_weather: a place's weather on a past day "
+                     "(Open-Meteo archive live, the corpus's weather.json offline)", needs_web=True)
 
 
 def _load() -> None:

@@ -35,6 +35,11 @@ class Backend(ABC):
     @abstractmethod
     async def read_page(self, url: str) -> PageText: ...
 
+    async def fetch_page(self, url: str, max_bytes: int) -> Fetched:
+        """A page's raw bytes, for a tool that reads pages itself: `fetch` under the backend's page
+        rules (the live backend asks robots.txt first, as its reader does)."""
+        return await self.fetch(url, max_bytes)
+
     def describe(self) -> dict[str, Any]:
         return {"name": self.name}
 

@@ -27,9 +27,10 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from toolsight.web import phash
+from toolsight.web.jsonfile import read_model
 from toolsight.web.types import ImageHit, SearchHit, WebError
 
 MANIFEST = "manifest.json"
@@ -83,16 +84,7 @@ def read_manifest(root: Path) -> CorpusManifest:
     if not path.is_file():
         raise WebError(f"offline corpus {root}: no {MANIFEST}; a corpus folder holds {MANIFEST} plus its pages "
                        "and images (see docs/web.md), e.g. one written by `toolsight generate browse`")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise WebError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    try:
-        man = CorpusManifest.model_validate(data)
-    except ValidationError as exc:
-        e = exc.errors()[0]
-        loc = ".".join(str(x) for x in e["loc"])
-        raise WebError(f"{path}: {loc}: {e['msg']} ({len(exc.errors())} problem(s))") from None
+    man = read_model(path, CorpusManifest)
     if man.format != FORMAT:
         raise WebError(f"{path}: format {man.format!r} is not {FORMAT!r}")
     root_r = root.resolve()

@@ -225,6 +225,12 @@ class LiveBackend(Backend):
         rp = self._robots[origin]
         return rp is not None and rp.can_fetch("toolsight", url)
 
+    async def fetch_page(self, url: str, max_bytes: int) -> Fetched:
+        await self._check(url)
+        if not await self._robots_ok(url):
+            raise UrlRefused(f"{url} is disallowed by the site's robots.txt")
+        return await self.fetch(url, max_bytes)
+
     async def read_page(self, url: str) -> PageText:
         if self.jina_key:
             await check_live_url(url, resolve=False)

@@ -42,6 +42,7 @@ from toolsight.web.types import (
     WebCallError,
     WebError,
 )
+from toolsight.web.weather import CorpusWeather, OpenMeteoWeather, WeatherSource
 
 Mode = Literal["live", "offline", "replay"]
 MODES: tuple[Mode, ...] = ("live", "offline", "replay")
@@ -92,7 +93,7 @@ class WebSession:
     def __init__(self, mode: Mode, backend: Backend | None, *, record: Cassette | None = None,
                  replay: Cassette | None = None, limits: Limits | None = None,
                  summarizer: Complete | None = None, summarizer_name: str | None = None,
-                 server: LocalServer | None = None) -> None:
+                 server: LocalServer | None = None, weather: WeatherSource | None = None) -> None:
         if mode == "replay" and replay is None:
             raise WebError("web replay needs a cassette")
         if mode != "replay" and backend is None:
@@ -106,6 +107,8 @@ class WebSession:
         self.summarizer = summarizer
         self.summarizer_name = summarizer_name
         self.server = server or LocalServer()
+        #: where `web.weather.lookup_weather` gets historical weather (None in replay: the cassette answers)
+        self.weather = weather
         self._hosted: dict[str, str] = {}  # normalised URL -> hosted name
         self._local: httpx.AsyncClient | None = None
         self.calls: dict[str, int] = {}
@@ -121,6 +124,8 @@ class WebSession:
             self._local = None
         if self.backend is not None:
             await self.backend.aclose()
+        if self.weather is not None:
+            await self.weather.aclose()
         for c in (self.record, self.replay):
             if c is not None:
                 c.close()
@@ -145,6 +150,7 @@ class WebSession:
             "max_image_bytes": self.limits.max_image_bytes,
             "summarizer": self.summarizer_name,
             "image_host": HOSTED_PREFIX,
+            "weather": self.weather.describe() if self.weather is not None else None,
         }
 
     # ---- recording ---------------------------------------------------------------------------
@@ -239,8 +245,11 @@ class WebSession:
         def dec(data: Any, blob: bytes | None) -> Fetched:
             return Fetched.model_validate({**data, "body": blob or b""})
 
-        return await self._recorded("fetch", {"url": url, "kind": kind},
-                                    lambda: self._need_backend().fetch(url, cap), enc, dec)
+        def run() -> Awaitable[Fetched]:
+            backend = self._need_backend()  # a page is fetched under the backend's page rules (robots.txt)
+            return backend.fetch_page(url, cap) if kind == "page" else backend.fetch(url, cap)
+
+        return await self._recorded("fetch", {"url": url, "kind": kind}, run, enc, dec)
 
     async def read_page(self, url: str) -> PageText:
         """The page's readable text (Jina Reader, or fetch + trafilatura), recorded."""
@@ -353,6 +362,7 @@ def open_session(spec: str | None, run_dir: Path, *, default_corpus: Path | None
         return WebSession("replay", None, record=Cassette(record_path), replay=replay, limits=lim,
                           summarizer=None, summarizer_name=name, server=server)
     backend: Backend
+    weather: WeatherSource
     if mode == "offline":
         corpus = path or default_corpus
         if corpus is None:
@@ -362,7 +372,9 @@ def open_session(spec: str | None, run_dir: Path, *, default_corpus: Path | None
             raise WebError(f"offline corpus {corpus} is not a folder")
         server = LocalServer(corpus)
         backend = CorpusBackend(corpus, server, lim)
+        weather = CorpusWeather.open(corpus)
     else:
         backend = LiveBackend(lim, env=env)
+        weather = OpenMeteoWeather(lim, env=env)
     return WebSession(mode, backend, record=Cassette(record_path), limits=lim, summarizer=summarizer,
-                      summarizer_name=summarizer_name, server=server)
+                      summarizer_name=summarizer_name, server=server, weather=weather)

@@ -20,7 +20,10 @@ Qwen-Agent fork (zhuzil/VTC-Bench @ 484ef7c2) around toolsight's tools and model
 Requests go through `OpenAIModel.chat_completions_raw` (the same SDK call the driver makes, so the
 body is the driver's byte for byte); other providers get the same messages converted to toolsight
 messages (same texts, no exact wire). The tool is any tool of the setting: the official interface
-tools return the driver's content items, a code tool can be dropped in the same way.
+tools and the official `code_interpreter` (`code.py`, on the sandbox kernel) return the driver's
+content items; before each call the loop puts the conversation's image paths and the model name in
+the toolbox state (the reference's file access and working folder). Each attempt has the driver's
+3600 s; the runner's per-task clock defaults to all attempts' worth (`vtc_bench.official_task_timeout`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from toolsight.agents.registry import Generate
 from toolsight.agents.settings import AgentSettings
 from toolsight.agents.trajectory import ToolCallRecord, Trajectory, TurnResult
 from toolsight.benchmarks import vtc_prompts as P
+from toolsight.benchmarks.vtc.code import FILES_KEY, MODEL_KEY
 from toolsight.benchmarks.vtc.interface import HINT_KEY, inside
 from toolsight.benchmarks.vtc.profiles import DriverProfile
 from toolsight.benchmarks.vtc.qwen import (
@@ -52,6 +56,7 @@ from toolsight.benchmarks.vtc.qwen import (
     preprocess,
     to_wire,
 )
+from toolsight.benchmarks.vtc.results import images_in_text
 from toolsight.models.base import (
     GenerateConfig,
     ImagePart,
@@ -66,7 +71,8 @@ from toolsight.tasks.schema import Task
 from toolsight.tools.base import Artifact, Toolbox, ToolSpec
 
 #: seconds the driver waits before re-running a task (attempt 1 → 2, 2 → 3); tests may shorten them
-RERUN_WAITS = (5.0, 10.0)
+DRIVER_RERUN_WAITS = (5.0, 10.0)
+RERUN_WAITS = DRIVER_RERUN_WAITS
 ATTEMPT_TIMEOUT_S = 3600.0  # the driver's per-attempt SIGALRM limit
 MALFORMED_RETRIES = 10
 
@@ -133,44 +139,6 @@ def final_text(response: list[QMsg]) -> tuple[str | None, str | None]:
             if text:
                 return text, reasoning
     return text, reasoning
-
-
-_MD_IMAGE = re.compile(r"!\[[^\]]*\]\(([^\)]+)\)")
-_PATH = re.compile(r"(?:(?:file://)?(?:/[^\s\)]+\.(?:png|jpg|jpeg|webp))|(?:https?://[^\s\)]+\.(?:png|jpg|jpeg|webp)))",
-                   re.IGNORECASE)
-
-
-def _is_image_name(path: str) -> bool:
-    from toolsight.benchmarks.vtc.qwen import basename
-
-    name = basename(path).lower()
-    return any(name.endswith(ext) for ext in ("jpg", "jpeg", "png", "webp"))
-
-
-def images_in_text(result: str, ws: Path) -> str | list[Item]:
-    """`_process_tool_result_with_images`: image paths named in a text result become image items."""
-    paths = _MD_IMAGE.findall(result)
-    paths += [m for m in _PATH.findall(result) if m not in paths]
-    paths = [p for p in paths if _is_image_name(p)]
-    if not paths:
-        return result
-    items: list[Item] = []
-    if result.strip():
-        text = _MD_IMAGE.sub("", result).strip()
-        if text:
-            items.append(Item(text=text))
-    for p in paths:
-        if p.startswith(("http://", "https://", "data:")):
-            items.append(Item(image=p))
-            continue
-        full = Path(p) if os.path.isabs(p) else ws / p
-        if not full.exists() or not inside(full, ws):  # files outside the workspace do not exist here
-            continue
-        items.append(Item(text=f"The saved image path is: {os.path.abspath(full)}"))
-        items.append(Item(image=os.path.abspath(full)))
-    if not items or (len(items) == 1 and items[0].text):
-        return result
-    return items
 
 
 class VTCOfficialAgent:
@@ -304,6 +272,9 @@ class VTCOfficialAgent:
                 used_tool = True
                 name, args = out.function_call
                 fid = (out.extra or {}).get("function_id", "1")
+                # a tool with file access gets the conversation's files (the code interpreter copies them)
+                toolbox.state[FILES_KEY] = list(dict.fromkeys(it.image for m in messages for it in m.items()
+                                                              if it.image and isinstance(m.content, list)))
                 result = await self._call_tool(name, args, fid, toolbox, traj, rounds, attempt)
                 if isinstance(result, str):
                     result = images_in_text(result, ws)
@@ -420,6 +391,7 @@ class VTCOfficialAgent:
 
         user_prompt = render_user_prompt(task, rel, width, height, self.vtc)
         toolbox.state[HINT_KEY] = rel
+        toolbox.state[MODEL_KEY] = self.model_id  # the driver's code interpreter works in <model>/<task id>
         initial = [QMsg(role="system", content=self.settings.system_prompt or P.SYSTEM_DEFAULT),
                    QMsg(role="user", content=[Item(image=rel), Item(text=user_prompt)])]
         zh = has_chinese(rel) or has_chinese(user_prompt)

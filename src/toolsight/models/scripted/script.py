@@ -89,12 +89,27 @@ class Rule(BaseModel):
     seconds: float = Field(default=0.0, ge=0.0, description="latency of every reply (load tests)")
 
 
+class Capacity(BaseModel):
+    """A server that can serve only `concurrency` requests at once (a rate-limited API, a GPU
+    server's batch): each request takes `seconds`; one more is answered with `status` (429) at once
+    (`over: reject`), or waits for room, so latency rises with the load (`over: queue`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    concurrency: int = Field(ge=1)
+    seconds: float = Field(default=0.0, ge=0.0, description="service time of every request")
+    over: Literal["reject", "queue"] = "reject"
+    status: int = Field(default=429, ge=400, le=599)
+    retry_after: float | None = None
+
+
 class Script(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     steps: list[Step] = Field(default_factory=list)
     tasks: dict[str, list[Step]] = Field(default_factory=dict)
     rule: Rule | None = None
+    capacity: Capacity | None = None
 
     @model_validator(mode="after")
     def _check(self) -> Script:

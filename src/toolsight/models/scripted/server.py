@@ -306,6 +306,11 @@ class ScriptedServer:
         self._runner: web.AppRunner | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
+        # what a `capacity` limit did (read by tests): requests in service now, the most at once, refused
+        self.inflight = 0
+        self.peak_inflight = 0
+        self.rejected = 0
+        self._room: asyncio.Semaphore | None = None
 
     @property
     def base_url(self) -> str:
@@ -338,7 +343,26 @@ class ScriptedServer:
         return await self._handle(request, "google")
 
     async def _handle(self, request: web.Request, wire: str) -> web.StreamResponse:
-        received = time.time()
+        received = time.time()  # on arrival, before any queueing (start-up measurements)
+        cap = self.script.capacity
+        if cap is None:
+            return await self._serve_one(request, wire, received)
+        if cap.over == "reject" and self.inflight >= cap.concurrency:
+            self.rejected += 1
+            headers = {"Retry-After": f"{cap.retry_after:g}"} if cap.retry_after is not None else None
+            return web.json_response(_error_body(wire, cap.status), status=cap.status, headers=headers)
+        if self._room is None:
+            self._room = asyncio.Semaphore(cap.concurrency)
+        async with self._room:  # over: queue waits here; over: reject never does (checked above)
+            self.inflight += 1
+            self.peak_inflight = max(self.peak_inflight, self.inflight)
+            try:
+                await asyncio.sleep(cap.seconds)
+                return await self._serve_one(request, wire, received)
+            finally:
+                self.inflight -= 1
+
+    async def _serve_one(self, request: web.Request, wire: str, received: float) -> web.StreamResponse:
         raw = await request.read()
         try:
             body = orjson.loads(raw)  # ~10x faster than json on bodies full of base64 images

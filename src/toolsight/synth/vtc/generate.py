@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -90,15 +90,21 @@ def _one(kind: str, task_id: str, rng: np.random.Generator, root: Path, seed: in
     raise VTCSynthError(f"{kind}: reference calls failed {MAX_REDRAWS} times for {task_id}: {last}")
 
 
-def generate_vtc(kind: str, n: int, seed: int, out_dir: Path | str, verify: bool = True) -> list[Task]:
-    """`n` tasks of `kind` (see KIND_NAMES) from `seed`, written to `out_dir` as a dataset folder."""
+def generate_vtc(kind: str, n: int, seed: int, out_dir: Path | str, verify: bool = True,
+                 progress: Callable[[int], None] | None = None) -> list[Task]:
+    """`n` tasks of `kind` (see KIND_NAMES) from `seed`, written to `out_dir` as a dataset folder;
+    `progress(done)` is called after each task."""
     if kind not in KINDS:
         raise VTCSynthError(f"unknown VTC-style kind {kind!r}; choose one of: {', '.join(KINDS)}")
     if n < 1:
         raise VTCSynthError(f"n must be at least 1 (got {n})")
     root = Path(out_dir)
     rng = np.random.default_rng([seed, KIND_NAMES.index(kind)])
-    tasks = [_one(kind, f"vtc_{kind}_{seed}_{i:03d}", rng, root, seed, verify) for i in range(n)]
+    tasks: list[Task] = []
+    for i in range(n):
+        tasks.append(_one(kind, f"vtc_{kind}_{seed}_{i:03d}", rng, root, seed, verify))
+        if progress is not None:
+            progress(len(tasks))
     write_dataset(root, tasks)
     return tasks
 

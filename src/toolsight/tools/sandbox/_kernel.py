@@ -5,8 +5,11 @@ server creates one `Kernel` when it preloads the `kernel` profile; the session c
 confined, calls `execute(code)` per request. It captures what a Jupyter kernel would send as
 iopub messages: stream output, `execute_result` (the last expression's `text/plain` repr),
 `display_data` (images are written to the workspace as PNG/JPEG files, only their names are
-reported), and errors with IPython's formatted traceback (ANSI colour codes stripped).
-Matplotlib uses the inline backend, so `plt.show()` and figures left open become images.
+reported; an `execute_result` keeps its `text/plain` next to the image, as Jupyter sends both),
+and errors with IPython's formatted traceback (ANSI colour codes stripped). Cells are named as
+ipykernel names them (`<tmp>/ipykernel_<pid>/<n>.py`, a file that does not exist), which is what
+makes IPython print a traceback's context lines the way a Jupyter kernel does. Matplotlib uses the
+inline backend, so `plt.show()` and figures left open become images.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import contextlib
 import os
 import re
 import sys
+import zlib
 from typing import Any
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -37,6 +41,7 @@ class _Capture:
         self.images = 0
         self.count = 0
         self.notes: list[str] = []
+        self.root = "."  # the workspace: set at bind, so a cell that changes directory does not move images
 
     def reset(self, count: int) -> None:
         self.outputs, self.text_bytes, self.images, self.count, self.notes = [], 0, 0, count, []
@@ -62,13 +67,14 @@ class _Capture:
     def rich(self, kind: str, data: dict[str, Any]) -> None:
         for mime, ext in IMAGE_MIMES:
             if mime in data:
-                self._image(kind, mime, ext, data[mime])
+                text = data.get("text/plain") if kind == "execute_result" else None
+                self._image(kind, mime, ext, data[mime], None if text is None else self._clip(str(text)))
                 return
         text = data.get("text/plain")
         if text is not None:
             self.outputs.append({"kind": kind, "text": self._clip(str(text)), "mime": "text/plain"})
 
-    def _image(self, kind: str, mime: str, ext: str, payload: Any) -> None:
+    def _image(self, kind: str, mime: str, ext: str, payload: Any, text: str | None = None) -> None:
         if self.images >= self.max_images:
             self.notes.append(f"only the first {self.max_images} images of a cell are kept")
             return
@@ -77,11 +83,14 @@ class _Capture:
             self.notes.append(f"an image of {len(raw)} bytes was over the {self.image_cap} byte limit")
             return
         self.images += 1
-        os.makedirs(DISPLAY_DIR, exist_ok=True)
+        os.makedirs(os.path.join(self.root, DISPLAY_DIR), exist_ok=True)
         name = f"{DISPLAY_DIR}/cell{self.count}-{self.images}{ext}"
-        with open(name, "wb") as fh:
+        with open(os.path.join(self.root, name), "wb") as fh:
             fh.write(raw)
-        self.outputs.append({"kind": kind, "image": name, "mime": mime})
+        out: dict[str, Any] = {"kind": kind, "image": name, "mime": mime}
+        if text is not None:
+            out["text"] = text
+        self.outputs.append(out)
 
 
 class _Stream:
@@ -131,6 +140,7 @@ class Kernel:
         import matplotlib
 
         matplotlib.use("module://matplotlib_inline.backend_inline")
+        from IPython.core.compilerop import CachingCompiler
         from IPython.core.displayhook import DisplayHook
         from IPython.core.displaypub import DisplayPublisher
         from IPython.core.interactiveshell import InteractiveShell
@@ -159,6 +169,13 @@ class Kernel:
             def finish_displayhook(self) -> None:
                 return None
 
+        class Compiler(CachingCompiler):
+            """ipykernel's cell names: a `.py` path that does not exist (no file is written)."""
+
+            def get_code_name(self, raw_code: str, transformed_code: str, number: int) -> str:
+                folder = f"/tmp/ipykernel_{os.getpid()}"  # the default temp folder: never the server's scratch
+                return os.path.join(folder, f"{zlib.crc32(raw_code.encode('utf-8', 'replace'))}.py")
+
         class Shell(InteractiveShell):
             def enable_gui(self, gui: Any = None) -> None:
                 return None
@@ -180,7 +197,8 @@ class Kernel:
         cfg.InteractiveShell.autoindent = False
         cfg.InteractiveShell.cache_size = 1000
         # the singleton: IPython.display.display() and the traceback's "Cell In[n]" labels look it up
-        self.shell = Shell.instance(config=cfg, displayhook_class=Hook, display_pub_class=Publisher)
+        self.shell = Shell.instance(config=cfg, displayhook_class=Hook, display_pub_class=Publisher,
+                                    compiler_class=Compiler)
         self.shell.enable_matplotlib("inline")  # type: ignore[no-untyped-call]
         # Jupyter (matplotlib-inline) defaults: PNG figures at 72 dpi... as a notebook shows them
         self.shell.run_cell(  # type: ignore[no-untyped-call]
@@ -199,7 +217,9 @@ class Kernel:
             setattr(cv2, name, (lambda v: (lambda *a, **k: v))(value))
 
     def bind(self, out_fd: int, err_fd: int) -> None:
-        """In the confined child: route sys.stdout/sys.stderr through the capture."""
+        """In the confined child (its working folder is the workspace): route sys.stdout/sys.stderr
+        through the capture, and keep displayed images in the workspace whatever folder a cell moves to."""
+        self.cap.root = os.getcwd()
         sys.stdout = _Stream("stdout", out_fd, self.cap)
         sys.stderr = _Stream("stderr", err_fd, self.cap)
 

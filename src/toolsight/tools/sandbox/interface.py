@@ -190,7 +190,8 @@ class Kernel:
         and the next call starts a fresh kernel, as Jupyter's restart would."""
         res = await self.box.exec(code, wall_s=timeout_s or self.limits.wall_s)
         session = self.box.session
-        frame = session.last_frame if session is not None else {}
+        # a server that failed before answering left the previous call's frame behind: not this call's
+        frame = session.last_frame if session is not None and not res.server_restarted else {}
         report = frame.get("report") if isinstance(frame.get("report"), dict) else {}
         outputs: list[KernelOutput] = []
         for o in (report or {}).get("outputs") or []:
@@ -217,6 +218,7 @@ class Kernel:
             ok=res.ok, stdout=stdout, stderr=stderr, outputs=outputs, error=err,
             execution_count=count if isinstance(count, int) else None,
             timed_out=res.limit == "wall_time", restarted=res.session_restarted, exec=res,
+            ended=bool(frame.get("session_dead")) or res.limit == "server_timeout" or res.server_restarted,
         )
 
     async def restart(self) -> None:

@@ -152,6 +152,8 @@ class KernelResult(BaseModel):
     execution_count: int | None = None
     timed_out: bool = False
     restarted: bool = Field(False, description="the kernel had died (limit, crash) and was started afresh")
+    ended: bool = Field(False, description="this call ended the kernel (a limit, a crash): its state is gone and "
+                                           "the next call starts a fresh kernel")
     exec: ExecResult = Field(description="the sandbox-level outcome: limits, files, durations")
 
     @field_validator("stdout", "stderr", mode="before")

@@ -1,0 +1,90 @@
+"""Choosing tasks by id and by tag (`--task-id ID`, `--tag KEY=VALUE`).
+
+Ids are exact. A tag filter keeps the tasks whose tag KEY has one of the given values: values
+of one key are alternatives (OR), different keys must all match (AND). A requested id or tag
+value that matches nothing is an error naming what exists, so a typo never runs an empty or a
+partial evaluation silently.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+
+from toolsight.errors import ToolsightError
+from toolsight.tasks.schema import Task
+
+
+class SelectionError(ToolsightError):
+    """A --task-id or --tag that matches no task (the message lists what exists)."""
+
+
+def _near(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.6)
+    return f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
+
+
+def _some(values: Sequence[str], n: int = 8) -> str:
+    shown = ", ".join(values[:n])
+    return shown + (f", … ({len(values)} in all)" if len(values) > n else "")
+
+
+def select_tasks(
+    tasks: Sequence[Task],
+    task_ids: Sequence[str] | None = None,
+    tags: Mapping[str, Sequence[str]] | None = None,
+    limit: int | None = None,
+    expand: Callable[[list[Task]], list[Task]] | None = None,
+) -> list[Task]:
+    """The tasks a run covers, in dataset order: filtered by `tags` and `task_ids`, the first
+    `limit` of those, then `expand`ed (a setting's own expansion, e.g. one item run with two
+    prompts as the tasks `ID-cot` and `ID-no-cot`). A task id may name a dataset task (all of
+    its expansions run) or an expanded task (only that one runs).
+    """
+    grow = expand or (lambda ts: ts)
+    out = list(tasks)
+    for key, wanted in (tags or {}).items():
+        values = sorted({t.tags[key] for t in tasks if key in t.tags})
+        if not values:
+            known = sorted({k for t in tasks for k in t.tags})
+            raise SelectionError(
+                f"--tag {key}=…: no task has the tag {key!r}; {_near(key, known)}"
+                f"tags: {_some(known) or '(the tasks have no tags)'}")
+        for v in wanted:
+            if v not in values:
+                raise SelectionError(f"--tag {key}={v}: no task has {key}={v}; {_near(v, values)}values: {_some(values)}")
+        out = [t for t in out if t.tags.get(key) in set(wanted)]
+    direct: set[str] = set()
+    exact: set[str] = set()  # expanded ids asked for by name
+    if task_ids:
+        by_id = {t.id: t for t in tasks}
+        sources: set[str] = set()
+        for tid in task_ids:
+            if tid in by_id:
+                direct.add(tid)
+                continue
+            source = next((t.id for t in tasks if any(e.id == tid for e in grow([t]))), None) if expand else None
+            if source is None:
+                raise SelectionError(f"--task-id {tid}: no such task; {_near(tid, list(by_id))}"
+                                     f"task ids: {_some(list(by_id))}")
+            exact.add(tid)
+            sources.add(source)
+        out = [t for t in out if t.id in direct | sources]
+    out = out[:limit] if limit else out
+    expanded = grow(out)
+    if exact:
+        src_of = {e.id: t.id for t in out for e in grow([t])}
+        expanded = [e for e in expanded if e.id in exact or src_of.get(e.id) in direct]
+    return expanded
+
+
+def parse_tag_filters(items: Sequence[str]) -> dict[str, list[str]]:
+    """`KEY=VALUE` strings (repeatable; `KEY=V1,V2` for several values) to {key: [values]}."""
+    out: dict[str, list[str]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise SelectionError(f"--tag {item!r}: expected KEY=VALUE, e.g. --tag category=maze")
+        vals = out.setdefault(key.strip(), [])
+        vals.extend(v.strip() for v in value.split(",") if v.strip() and v.strip() not in vals)
+    return out
