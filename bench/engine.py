@@ -79,7 +79,11 @@ def make_dataset(root: Path, n: int) -> Path:
 
 
 def prompts(root: Path) -> list[str]:
-    return [json.loads(x)["turns"][0]["prompt"] for x in (root / "tasks.jsonl").read_text().splitlines()]
+    """The user texts toolsight sends: a tool setting's template adds the note naming the input image."""
+    from toolsight.agents.loop import INPUT_IMAGE_NOTE
+
+    note = INPUT_IMAGE_NOTE.format(names="img.png")
+    return [json.loads(x)["turns"][0]["prompt"] + note for x in (root / "tasks.jsonl").read_text().splitlines()]
 
 
 def script(rounds: int, latency_ms: float) -> Any:
