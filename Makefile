@@ -56,7 +56,6 @@ bench: $(STAMP)
 	$(PY) bench/engine.py
 	$(PY) bench/sandbox.py
 	$(PY) bench/opencv_tools.py
-	$(PY) bench/bench_server.py
 	$(PY) bench/perception.py
 	$(PY) bench/web.py
 	$(PY) bench/vtc_code.py

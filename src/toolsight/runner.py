@@ -53,7 +53,6 @@ from toolsight.log.files import latest_status
 from toolsight.log.manifest import Manifest
 from toolsight.log.record import record_key
 from toolsight.log.trajectory import ModelCallRecord
-from toolsight.metrics.compute import error_kind
 from toolsight.models.base import GenerateConfig, Message, Model, ModelError, ModelOutput
 from toolsight.record import Record
 from toolsight.retry import CallFailed, CallInfo, CallStats, ModelCaller
@@ -705,6 +704,9 @@ class Runner:
         summary.tool_calls += len(rec.trajectory.tool_calls)
         summary.tokens += rec.trajectory.usage.total_tokens
         if rec.error:
+            # lazy: the metrics module's models cost ~0.1 s of every start-up
+            from toolsight.metrics.compute import error_kind
+
             summary.errors[error_kind(rec.error)] += 1
         elif rec.score is None and rec.extra.get("unscored"):
             summary.unscored += 1

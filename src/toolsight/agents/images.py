@@ -10,9 +10,12 @@ from PIL import Image
 from toolsight.models.base import ImagePart, Message, TextPart
 
 
-def fit_pixels(path: Path, max_pixels: int | None, cache_dir: Path) -> Path:
-    """A copy of the image scaled down (aspect kept) to at most `max_pixels`, or the original."""
+def fit_pixels(path: Path, max_pixels: int | None, cache_dir: Path, size: tuple[int, int] | None = None) -> Path:
+    """A copy of the image scaled down (aspect kept) to at most `max_pixels`, or the original.
+    `size` (width, height), when the caller knows it (an artifact does), spares opening the file."""
     if not max_pixels:
+        return path
+    if size is not None and size[0] * size[1] <= max_pixels:
         return path
     with Image.open(path) as im:
         w, h = im.size

@@ -14,7 +14,6 @@ import io
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 from PIL import Image
 
 from toolsight.errors import ToolsightError
@@ -100,6 +99,8 @@ def to_8bit(im: Image.Image) -> Image.Image:
     if mode in ACCEPTED_MODES:
         return im.copy()
     if mode.startswith("I;16") or mode in ("I", "F"):
+        import numpy as np  # here: only 16-bit and float inputs need it (~0.2 s off every run's start)
+
         arr = np.asarray(im, dtype=np.float64)
         top = 65535.0 if (mode.startswith("I;16") or arr.max(initial=0) > 255) else 255.0
         return Image.fromarray(np.clip(arr * (255.0 / top), 0, 255).round().astype(np.uint8), "L")

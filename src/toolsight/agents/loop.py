@@ -91,7 +91,8 @@ class Agent:
 
     def _image_part(self, art: Artifact, toolbox: Toolbox) -> ImagePart:
         path = toolbox.store.path(art)
-        sent = fit_pixels(path, self.settings.max_image_pixels, toolbox.store.workspace / ".sent")
+        sent = fit_pixels(path, self.settings.max_image_pixels, toolbox.store.workspace / ".sent",
+                          size=(art.width, art.height))
         return ImagePart(path=str(sent), artifact_id=art.id)
 
     async def run(self, task: Task, toolbox: Toolbox, inputs: dict[str, Artifact]) -> Trajectory:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import mimetypes
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -34,7 +36,7 @@ class ImagePart(BaseModel):
     detail: Literal["auto", "low", "high"] = "auto"
 
     def media_type(self) -> str:
-        return self.mime or mimetypes.guess_type(self.path)[0] or "image/png"
+        return self.mime or _guess_type(self.path)
 
     def b64(self) -> str:
         return _b64_file(self.path)
@@ -43,9 +45,45 @@ class ImagePart(BaseModel):
         return f"data:{self.media_type()};base64,{self.b64()}"
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=4096)
+def _guess_type(path: str) -> str:
+    return mimetypes.guess_type(path)[0] or "image/png"
+
+
+class _B64Cache:
+    """Base64 of image files by path, newest kept: an image is re-sent in every later request of
+    its task, and is encoded once. Bounded by entries and by bytes, so memory stays flat however
+    many tasks a run has and however large its images are."""
+
+    def __init__(self, max_entries: int = 256, max_bytes: int = 64 << 20) -> None:
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._data: OrderedDict[str, str] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, path: str) -> str:
+        with self._lock:
+            hit = self._data.get(path)
+            if hit is not None:
+                self._data.move_to_end(path)
+                return hit
+        value = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+        with self._lock:
+            if path not in self._data:
+                self._data[path] = value
+                self._bytes += len(value)
+                while self._data and (len(self._data) > self.max_entries or self._bytes > self.max_bytes):
+                    _, old = self._data.popitem(last=False)
+                    self._bytes -= len(old)
+        return value
+
+
+_b64_cache = _B64Cache()
+
+
 def _b64_file(path: str) -> str:
-    return base64.b64encode(Path(path).read_bytes()).decode("ascii")
+    return _b64_cache.get(path)
 
 
 Part = TextPart | ImagePart

@@ -10,12 +10,11 @@ back, which extended thinking with tool use requires.
 from __future__ import annotations
 
 import json
-from typing import Any
-
-import anthropic
-from anthropic import AsyncAnthropic
+from typing import TYPE_CHECKING, Any
 
 from toolsight.models._common import api_key, object_arguments, stainless_call
+from toolsight.models._direct import DirectPath, capture_hook
+from toolsight.models._routes import store_for
 from toolsight.models.base import (
     FinishReason,
     GenerateConfig,
@@ -29,6 +28,9 @@ from toolsight.models.base import (
 )
 from toolsight.models.task_context import task_headers
 from toolsight.tools.base import ToolSpec
+
+if TYPE_CHECKING:  # the SDK is imported when a request needs it (~1.4 s): a route kept from an
+    from anthropic import AsyncAnthropic  # earlier run lets a run go without it (models/_routes.py)
 
 KEY_VARS = ("ANTHROPIC_API_KEY",)
 DEFAULT_MAX_TOKENS = 4096
@@ -86,19 +88,34 @@ def tools_to_wire(tools: list[ToolSpec]) -> list[dict[str, Any]]:
 
 
 class AnthropicModel(Model):
+    """Claude behind the Anthropic SDK. `direct=True` (the default): after the SDK has sent a request,
+    later ones with the same timeout go straight through one aiohttp session with the same URL,
+    headers and body (models/_direct.py); `direct=False` sends every request through the SDK.
+    `route_cache=False` keeps the route from being stored for later runs (models/_routes.py)."""
+
     tool_image_mode = "tool"
 
     def __init__(self, name: str, model_id: str, *, base_url: str | None = None,
-                 api_key_value: str | None = None) -> None:
+                 api_key_value: str | None = None, direct: bool = True, route_cache: bool | None = None) -> None:
         super().__init__(name)
         self.model_id = model_id
         self.base_url = base_url
         self._key = api_key(name, KEY_VARS, api_key_value, base_url)
         self._client: AsyncAnthropic | None = None
+        store = None
+        if direct and route_cache is not False:
+            store = store_for("anthropic", "anthropic", base_url, self._key, ("ANTHROPIC_",), ("ANTHROPIC_API_KEY",))
+        self._direct = DirectPath(store=store)
+        self.direct = direct
 
     def client(self) -> AsyncAnthropic:
         if self._client is None:
-            self._client = AsyncAnthropic(api_key=self._key, base_url=self.base_url, max_retries=0)
+            import anthropic
+            from anthropic import AsyncAnthropic
+
+            # the SDK's own default client, plus a hook that shows the direct path what the SDK sends
+            http = anthropic.DefaultAsyncHttpxClient(event_hooks={"request": [capture_hook], "response": []})
+            self._client = AsyncAnthropic(api_key=self._key, base_url=self.base_url, max_retries=0, http_client=http)
         return self._client
 
     def request_args(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> dict[str, Any]:
@@ -128,48 +145,73 @@ class AnthropicModel(Model):
             args["extra_body"] = extra
         return args
 
-    async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+    def request_body(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> dict[str, Any]:
+        """The JSON body the SDK makes of `request_args` (its parameters, then `extra_body` on top)."""
         args = self.request_args(messages, tools, config)
-        request = self.client().messages.create(
-            **args, timeout=config.timeout, extra_headers=task_headers() or None)
-        resp = await stainless_call(self.name, anthropic, request, config.timeout, KEY_VARS[0])
+        extra = args.pop("extra_body", None) or {}
+        return {**args, **extra}
+
+    async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+        route = self._direct.route(config.timeout) if self.direct else None
+        if route is None:
+            return await self._generate_sdk(self.client(), messages, tools, config)
+        body = self.request_body(messages, tools, config)
+        return self.parse_dict(await self._direct.send(self.name, route, body, self.client, KEY_VARS[0]))
+
+    async def _generate_sdk(self, client: AsyncAnthropic, messages: list[Message], tools: list[ToolSpec],
+                            config: GenerateConfig) -> ModelOutput:
+        import anthropic
+
+        args = self.request_args(messages, tools, config)
+        with self._direct.capture(config.timeout, on=self.direct):
+            request = client.messages.create(**args, timeout=config.timeout, extra_headers=task_headers() or None)
+            resp = await stainless_call(self.name, anthropic, request, config.timeout, KEY_VARS[0])
         return self.parse(resp)
 
     def parse(self, resp: Any) -> ModelOutput:
+        """A ModelOutput from the SDK's Message."""
+        # warnings off: a reply the SDK's models do not expect (a tool input that is not an object)
+        # is read as sent, as parse_dict reads it, without pydantic's serializer complaining
+        return self.parse_dict(resp.to_dict(warnings=False))
+
+    def parse_dict(self, resp: dict[str, Any]) -> ModelOutput:
+        """A ModelOutput from a Messages API reply as decoded JSON."""
         texts: list[str] = []
         reasoning: list[str] = []
         thinking: list[dict[str, Any]] = []
         calls: list[ToolCall] = []
-        for b in resp.content or []:
-            kind = getattr(b, "type", None)
+        for b in resp.get("content") or []:
+            kind = b.get("type")
             if kind == "text":
-                texts.append(b.text)
+                texts.append(b.get("text") or "")
             elif kind == "thinking":
-                reasoning.append(b.thinking)
-                thinking.append({"type": "thinking", "thinking": b.thinking, "signature": b.signature})
+                reasoning.append(b.get("thinking") or "")
+                thinking.append({"type": "thinking", "thinking": b.get("thinking") or "", "signature": b.get("signature")})
             elif kind == "redacted_thinking":
-                thinking.append({"type": "redacted_thinking", "data": b.data})
+                thinking.append({"type": "redacted_thinking", "data": b.get("data")})
             elif kind == "tool_use":
-                raw = b.input if isinstance(b.input, str) else json.dumps(b.input)
-                calls.append(ToolCall(id=b.id, name=b.name, arguments=raw))
-        u = resp.usage
+                inp = b.get("input")
+                raw = inp if isinstance(inp, str) else json.dumps(inp)
+                calls.append(ToolCall(id=b["id"], name=b["name"], arguments=raw))
+        u = resp.get("usage")
         usage = Usage(
-            input_tokens=(u.input_tokens or 0) + (getattr(u, "cache_creation_input_tokens", None) or 0)
-            + (getattr(u, "cache_read_input_tokens", None) or 0),
-            output_tokens=u.output_tokens or 0,
-            cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
+            input_tokens=(u.get("input_tokens") or 0) + (u.get("cache_creation_input_tokens") or 0)
+            + (u.get("cache_read_input_tokens") or 0),
+            output_tokens=u.get("output_tokens") or 0,
+            cache_read_tokens=u.get("cache_read_input_tokens") or 0,
         ) if u is not None else Usage()
         content: list[TextPart | ImagePart] = [TextPart(text="".join(texts))] if any(texts) else []
         msg = Message(role="assistant", content=content, tool_calls=calls,
                       reasoning="\n".join(reasoning) or None,
                       provider_data={"anthropic_thinking": thinking} if thinking else None)
-        return ModelOutput(message=msg, usage=usage, finish_reason=_FINISH.get(resp.stop_reason or "", "unknown"),
-                           model=resp.model or self.model_id)
+        return ModelOutput(message=msg, usage=usage, finish_reason=_FINISH.get(resp.get("stop_reason") or "", "unknown"),
+                           model=resp.get("model") or self.model_id)
 
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
             self._client = None
+        await self._direct.aclose()
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "provider": "anthropic", "model_id": self.model_id, "base_url": self.base_url}

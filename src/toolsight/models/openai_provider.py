@@ -6,12 +6,11 @@ are off (`max_retries=0`): the runner retries, and SDK errors become classified 
 
 from __future__ import annotations
 
-from typing import Any
-
-import openai
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING, Any
 
 from toolsight.models._common import api_key, stainless_call
+from toolsight.models._direct import DirectPath, capture_hook
+from toolsight.models._routes import store_for
 from toolsight.models.base import (
     FinishReason,
     GenerateConfig,
@@ -26,6 +25,9 @@ from toolsight.models.base import (
 )
 from toolsight.models.task_context import task_headers
 from toolsight.tools.base import ToolSpec
+
+if TYPE_CHECKING:  # the SDK is imported when a request needs it (~0.7 s): a route kept from an
+    from openai import AsyncOpenAI  # earlier run lets a run go without it (models/_routes.py)
 
 KEY_VARS = ("OPENAI_API_KEY",)
 
@@ -79,87 +81,130 @@ def tools_to_wire(tools: list[ToolSpec]) -> list[dict[str, Any]]:
 
 
 class OpenAIModel(Model):
-    """A chat model behind the OpenAI SDK. `model_id` is what is sent as `model`."""
+    """A chat model behind the OpenAI SDK. `model_id` is what is sent as `model`.
+
+    `direct=True` (the default): after the SDK has sent a request, later ones with the same timeout
+    go straight through one aiohttp session with the same URL, headers and body (models/_direct.py);
+    `direct=False` sends every request through `chat.completions.create`. `route_cache=False` keeps
+    the route from being stored for later runs (models/_routes.py; default: `$TOOLSIGHT_ROUTE_CACHE`).
+    """
 
     tool_image_mode = "user"
 
     def __init__(self, name: str, model_id: str, *, base_url: str | None = None, api_key_value: str | None = None,
-                 default_headers: dict[str, str] | None = None) -> None:
+                 default_headers: dict[str, str] | None = None, direct: bool = True,
+                 route_cache: bool | None = None) -> None:
         super().__init__(name)
         self.model_id = model_id
         self.base_url = base_url
         self._key = api_key(name, KEY_VARS, api_key_value, base_url)
         self._headers = default_headers
         self._client: AsyncOpenAI | None = None
+        store = None
+        if direct and route_cache is not False:
+            store = store_for("openai", "openai", base_url, self._key, ("OPENAI_",), ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+                              extra=default_headers)
+        self._direct = DirectPath(store=store)
+        self.direct = direct
 
     def client(self) -> AsyncOpenAI:
         if self._client is None:
+            import openai
+            from openai import AsyncOpenAI
+
+            # the SDK's own default client, plus a hook that shows the direct path what the SDK sends
+            http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [capture_hook], "response": []})
             self._client = AsyncOpenAI(api_key=self._key, base_url=self.base_url, max_retries=0,
-                                       default_headers=self._headers)
+                                       default_headers=self._headers, http_client=http)
         return self._client
 
-    def request_args(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> dict[str, Any]:
-        # Messages and tools travel in `extra_body` (merged into the JSON body, taking precedence):
-        # the SDK's typed-params transform walks them recursively and costs ~0.8 ms for a two-message
-        # request and ~8 ms for a ten-round history with eight tools — more than the whole harness.
-        body: dict[str, Any] = {"messages": to_wire(messages)}
+    def request_body(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> dict[str, Any]:
+        """The JSON body of the Chat Completions request."""
+        body: dict[str, Any] = {"model": self.model_id, "messages": to_wire(messages)}
+        if config.temperature is not None:
+            body["temperature"] = config.temperature
+        if config.top_p is not None:
+            body["top_p"] = config.top_p
+        if config.max_tokens is not None:
+            # OpenAI's own reasoning models refuse `max_tokens`; compatible servers all know it
+            body["max_completion_tokens" if self.base_url is None else "max_tokens"] = config.max_tokens
+        if config.seed is not None:
+            body["seed"] = config.seed
+        if config.stop:
+            body["stop"] = config.stop
+        if config.reasoning_effort is not None:
+            body["reasoning_effort"] = config.reasoning_effort
         if tools:
             body["tools"] = tools_to_wire(tools)
         body.update(config.extra_body)
-        args: dict[str, Any] = {"model": self.model_id, "messages": [], "extra_body": body}
-        if config.temperature is not None:
-            args["temperature"] = config.temperature
-        if config.top_p is not None:
-            args["top_p"] = config.top_p
-        if config.max_tokens is not None:
-            # OpenAI's own reasoning models refuse `max_tokens`; compatible servers all know it
-            args["max_completion_tokens" if self.base_url is None else "max_tokens"] = config.max_tokens
-        if config.seed is not None:
-            args["seed"] = config.seed
-        if config.stop:
-            args["stop"] = config.stop
-        if config.reasoning_effort is not None:
-            args["reasoning_effort"] = config.reasoning_effort
-        return args
+        return body
+
+    def request_args(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> dict[str, Any]:
+        """`chat.completions.create` arguments for the body. Everything but the model travels in
+        `extra_body` (merged into the JSON body, taking precedence): the SDK's typed-params transform
+        walks messages recursively and costs ~0.8 ms for a two-message request and ~8 ms for a
+        ten-round history with eight tools — more than the whole harness."""
+        body = self.request_body(messages, tools, config)
+        model = body.pop("model")
+        return {"model": model, "messages": [], "extra_body": body}
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+        route = self._direct.route(config.timeout) if self.direct else None
+        if route is None:
+            return await self._generate_sdk(self.client(), messages, tools, config)
+        body = self.request_body(messages, tools, config)
+        return self.parse_dict(await self._direct.send(self.name, route, body, self.client, KEY_VARS[0]))
+
+    async def _generate_sdk(self, client: AsyncOpenAI, messages: list[Message], tools: list[ToolSpec],
+                            config: GenerateConfig) -> ModelOutput:
+        import openai
+
         args = self.request_args(messages, tools, config)
-        request = self.client().chat.completions.create(
-            **args, timeout=config.timeout, extra_headers=task_headers() or None)
-        resp = await stainless_call(self.name, openai, request, config.timeout, KEY_VARS[0])
+        with self._direct.capture(config.timeout, on=self.direct):
+            request = client.chat.completions.create(**args, timeout=config.timeout, extra_headers=task_headers() or None)
+            resp = await stainless_call(self.name, openai, request, config.timeout, KEY_VARS[0])
         return self.parse(resp)
 
     def parse(self, resp: Any) -> ModelOutput:
-        if not resp.choices:
+        """A ModelOutput from the SDK's ChatCompletion."""
+        # warnings off: a reply the SDK's models do not expect (a tool input that is not an object)
+        # is read as sent, as parse_dict reads it, without pydantic's serializer complaining
+        return self.parse_dict(resp.to_dict(warnings=False))
+
+    def parse_dict(self, resp: dict[str, Any]) -> ModelOutput:
+        """A ModelOutput from a Chat Completions reply as decoded JSON."""
+        choices = resp.get("choices") or []
+        if not choices:
             raise ModelError(f"{self.name}: response has no choices", retryable=True)
-        choice = resp.choices[0]
-        msg = choice.message
+        choice = choices[0]
+        msg = choice.get("message") or {}
         calls = [
-            ToolCall(id=c.id or f"call_{i}", name=c.function.name, arguments=c.function.arguments or "")
-            for i, c in enumerate(msg.tool_calls or [])
-            if getattr(c, "function", None) is not None
+            ToolCall(id=c.get("id") or f"call_{i}", name=c["function"].get("name") or "",
+                     arguments=c["function"].get("arguments") or "")
+            for i, c in enumerate(msg.get("tool_calls") or [])
+            if c.get("function") is not None
         ]
-        extra = msg.model_extra or {}
-        reasoning = extra.get("reasoning_content") or extra.get("reasoning")
-        content: list[TextPart | ImagePart] = [TextPart(text=msg.content)] if msg.content else []
+        reasoning = msg.get("reasoning_content") or msg.get("reasoning")
+        text = msg.get("content")
+        content: list[TextPart | ImagePart] = [TextPart(text=text)] if text else []
         usage = Usage()
-        if resp.usage is not None:
-            u = resp.usage
-            details = u.completion_tokens_details
-            cached = u.prompt_tokens_details
+        u = resp.get("usage")
+        if u is not None:
+            details = u.get("completion_tokens_details") or {}
+            cached = u.get("prompt_tokens_details") or {}
             usage = Usage(
-                input_tokens=u.prompt_tokens or 0,
-                output_tokens=u.completion_tokens or 0,
-                reasoning_tokens=(details.reasoning_tokens or 0) if details is not None else 0,
-                cache_read_tokens=(cached.cached_tokens or 0) if cached is not None else 0,
+                input_tokens=u.get("prompt_tokens") or 0,
+                output_tokens=u.get("completion_tokens") or 0,
+                reasoning_tokens=details.get("reasoning_tokens") or 0,
+                cache_read_tokens=cached.get("cached_tokens") or 0,
             )
-        finish = _FINISH.get(choice.finish_reason or "", "unknown")
+        finish = _FINISH.get(choice.get("finish_reason") or "", "unknown")
         if calls and finish == "stop":  # some compatible servers say "stop" after tool calls
             finish = "tool_calls"
         return ModelOutput(
             message=Message(role="assistant", content=content, tool_calls=calls,
                             reasoning=reasoning if isinstance(reasoning, str) and reasoning else None),
-            usage=usage, finish_reason=finish, model=resp.model or self.model_id,
+            usage=usage, finish_reason=finish, model=resp.get("model") or self.model_id,
         )
 
     async def chat_completions_raw(self, kwargs: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
@@ -173,6 +218,8 @@ class OpenAIModel(Model):
                 return [resp.to_dict()]
             return [chunk.to_dict() async for chunk in resp]
 
+        import openai
+
         out: list[dict[str, Any]] = await stainless_call(self.name, openai, go(), timeout, KEY_VARS[0])
         return out
 
@@ -185,6 +232,8 @@ class OpenAIModel(Model):
             out: dict[str, Any] = resp.to_dict()
             return out
 
+        import openai
+
         out: dict[str, Any] = await stainless_call(self.name, openai, go(), timeout, KEY_VARS[0])
         return out
 
@@ -192,6 +241,7 @@ class OpenAIModel(Model):
         if self._client is not None:
             await self._client.close()
             self._client = None
+        await self._direct.aclose()
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "provider": "openai", "model_id": self.model_id, "base_url": self.base_url}

@@ -52,7 +52,13 @@ class Tool:
 
     def spec(self, ctx: ToolContext | None = None) -> ToolSpec:
         """The schema sent to the model (a tool may describe the task's files, given a context)."""
-        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+        # built once per tool, not per task: the same name, description and schema give the same spec
+        key = (self.name, self.description, id(self.parameters))
+        cached: tuple[tuple[str, str, int], ToolSpec] | None = self.__dict__.get("_spec_cache")
+        if cached is None or cached[0] != key:
+            cached = (key, ToolSpec(name=self.name, description=self.description, parameters=self.parameters))
+            self.__dict__["_spec_cache"] = cached
+        return cached[1]
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise NotImplementedError

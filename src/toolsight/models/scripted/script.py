@@ -86,6 +86,7 @@ class Rule(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
     calls: int = Field(default=1, ge=0)
     answer: str = "done"
+    seconds: float = Field(default=0.0, ge=0.0, description="latency of every reply (load tests)")
 
 
 class Capacity(BaseModel):
@@ -158,7 +159,8 @@ class Player:
         self._rule_steps: tuple[Step, Step] | None = None
         if rule is not None:  # built once: the rule path runs on every request of a load test
             call = ScriptedCall(name=rule.tool, arguments=rule.arguments)
-            self._rule_steps = (Step(tool_calls=[call]), Step(text=rule.answer))
+            self._rule_steps = (Step(tool_calls=[call], seconds=rule.seconds),
+                                Step(text=rule.answer, seconds=rule.seconds))
 
     def next_step(self, key: str | None, tool_results: int) -> Step:
         steps = self.script.tasks.get(key) if key is not None else None

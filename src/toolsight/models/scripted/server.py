@@ -29,6 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from toolsight.models.base import ConfigurationError
@@ -44,6 +45,7 @@ class RecordedRequest:
     body: dict[str, Any]
     task: str | None = None
     step: dict[str, Any] = field(default_factory=dict)
+    received: float = 0.0  # time.time() when the request arrived (start-up measurements)
 
 
 # --- reading requests ---------------------------------------------------------------------------
@@ -341,9 +343,10 @@ class ScriptedServer:
         return await self._handle(request, "google")
 
     async def _handle(self, request: web.Request, wire: str) -> web.StreamResponse:
+        received = time.time()  # on arrival, before any queueing (start-up measurements)
         cap = self.script.capacity
         if cap is None:
-            return await self._serve_one(request, wire)
+            return await self._serve_one(request, wire, received)
         if cap.over == "reject" and self.inflight >= cap.concurrency:
             self.rejected += 1
             headers = {"Retry-After": f"{cap.retry_after:g}"} if cap.retry_after is not None else None
@@ -355,23 +358,27 @@ class ScriptedServer:
             self.peak_inflight = max(self.peak_inflight, self.inflight)
             try:
                 await asyncio.sleep(cap.seconds)
-                return await self._serve_one(request, wire)
+                return await self._serve_one(request, wire, received)
             finally:
                 self.inflight -= 1
 
-    async def _serve_one(self, request: web.Request, wire: str) -> web.StreamResponse:
+    async def _serve_one(self, request: web.Request, wire: str, received: float) -> web.StreamResponse:
         raw = await request.read()
         try:
-            body = json.loads(raw)
-        except json.JSONDecodeError:
-            return web.json_response(_error_body(wire, 400), status=400)
+            body = orjson.loads(raw)  # ~10x faster than json on bodies full of base64 images
+        except orjson.JSONDecodeError:
+            try:
+                body = json.loads(raw)  # what only `json` reads (NaN, integers beyond 64 bits)
+            except json.JSONDecodeError:
+                return web.json_response(_error_body(wire, 400), status=400)
         first_text, tool_results = _READERS[wire](body)
         # an explicit [task:ID] in the prompt wins; else the task id the runner sends in the header
         key = task_key(first_text) or header_task(request.headers.get(TASK_HEADER))
         step = self.player.next_step(key, tool_results)
         if self.record:
             self.requests.append(RecordedRequest(wire=wire, path=request.path, headers=dict(request.headers),
-                                                 body=body, task=key, step=step.model_dump(exclude_defaults=True)))
+                                                 body=body, task=key, step=step.model_dump(exclude_defaults=True),
+                                                 received=received))
         if step.fault == "stall" or step.seconds > 0:
             await asyncio.sleep(step.seconds)
         if step.fault == "drop":
@@ -387,7 +394,7 @@ class ScriptedServer:
         reply = _WRITERS[wire](step, model, _usage(step, body, wire, model), ids)
         if wire == "openai" and body.get("stream") is True:
             return await _openai_sse(request, reply)
-        return web.json_response(reply)
+        return web.Response(body=orjson.dumps(reply), content_type="application/json")
 
     # --- lifecycle ------------------------------------------------------------------------------
 
