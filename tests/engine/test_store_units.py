@@ -63,6 +63,13 @@ def test_artifact_paths_sit_under_the_runs_artifacts_folder(tmp_path: Path) -> N
     assert artifact_path(tmp_path, "t0", "out.png") == tmp_path / "artifacts" / "t0" / "out.png"
 
 
+def test_each_epoch_after_the_first_has_its_own_folder(tmp_path: Path) -> None:
+    assert artifact_dir(tmp_path, "t0", epoch=1) == tmp_path / "artifacts" / "t0"
+    assert artifact_dir(tmp_path, "t0", epoch=2) == tmp_path / "artifacts" / "t0@epoch2"
+    assert artifact_dir(tmp_path, "t0", epoch=3) == tmp_path / "artifacts" / "t0@epoch3"
+    assert artifact_path(tmp_path, "t0", "a.png", epoch=2) == tmp_path / "artifacts" / "t0@epoch2" / "a.png"
+
+
 # ---- record lines ---------------------------------------------------------------------------------
 
 def test_a_plain_record_is_its_pydantic_json() -> None:
@@ -82,10 +89,10 @@ def test_lone_surrogates_anywhere_become_replacement_characters() -> None:
 
 
 def test_a_record_that_cannot_be_encoded_becomes_an_error_record_that_keeps_the_task() -> None:
-    r = rec("t\ud800", tags={"epoch": "1"}, started_at=5.0, duration_s=2.5, task_hash="h",
+    r = rec("t\ud800", epoch=3, tags={"epoch": "1"}, started_at=5.0, duration_s=2.5, task_hash="h",
             extra={"bad": float("nan"), "obj": object()})
     back = Record.model_validate_json(record_line(r))
-    assert back.task_id == "t\ufffd" and back.tags == {"epoch": "1"}
+    assert back.task_id == "t\ufffd" and back.tags == {"epoch": "1"} and back.epoch == 3
     assert (back.benchmark, back.setting, back.model) == ("b", "s", "m")
     assert back.started_at == 5.0 and back.duration_s == 2.5 and back.task_hash == "h"
     assert back.error is not None and back.error.startswith("harness error: the record could not be stored (")
@@ -276,3 +283,12 @@ def test_disk_has_room_is_false_only_when_the_disk_is_full(tmp_path: Path, monke
     assert disk_has_room(tmp_path) is True  # not a full disk: someone else's problem
     created[0], failure[0] = False, errno.EDQUOT  # the probe was never made: nothing to remove, no error
     assert disk_has_room(tmp_path) is False
+
+
+def test_a_repaired_line_is_strict_json_without_nan_tokens() -> None:
+    def no_constants(name: str) -> float:
+        raise AssertionError(f"non-standard JSON token {name}")
+
+    line = record_line(rec("t\ud800", extra={"x": float("nan")}))
+    back = json.loads(line, parse_constant=no_constants)
+    assert back["task_id"] == "t\ufffd"
