@@ -10,14 +10,15 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "data" / "phystoolbench" / "dataset" / "image-task"
-if not SAMPLE.is_dir():
-    SAMPLE = Path("/work/shared/data/phystoolbench/dataset/image-task")
+from sharedfiles import shared_dir, shared_file
+
+SAMPLE = shared_dir() / "data" / "phystoolbench" / "dataset" / "image-task"
 LEVELS = ["Easy", "Medium-M1", "Medium-M2", "Medium-M3", "Hard"]
 
 
 def sample_records() -> dict[str, list[dict[str, str]]]:
-    return {lv: json.loads((SAMPLE / lv / "tasks.sample.json").read_text(encoding="utf-8")) for lv in LEVELS}
+    return {lv: json.loads(shared_file(f"data/phystoolbench/dataset/image-task/{lv}/tasks.sample.json")
+                           .read_text(encoding="utf-8")) for lv in LEVELS}
 
 
 def scene_png(seed: int, mode: str = "RGB") -> bytes:

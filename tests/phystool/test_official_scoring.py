@@ -5,14 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
+from sharedfiles import shared_file
 from toolsight.benchmarks.phystoolbench import PhysToolBenchmark, make_task
 from toolsight.scoring.base import ScoreContext
-
-VECTORS = Path(__file__).resolve().parents[3] / "shared" / "fidelity" / "phystoolbench.jsonl"
-if not VECTORS.is_file():
-    VECTORS = Path("/work/shared/fidelity/phystoolbench.jsonl")
 
 
 def _score(setting: str, mode: str, gold: str, response: str) -> tuple[bool, str | None]:
@@ -23,7 +19,7 @@ def _score(setting: str, mode: str, gold: str, response: str) -> tuple[bool, str
 
 
 def test_every_fidelity_vector() -> None:
-    vectors = [json.loads(x) for x in VECTORS.read_text().splitlines() if x.strip()]
+    vectors = [json.loads(x) for x in shared_file("fidelity/phystoolbench.jsonl").read_text().splitlines() if x.strip()]
     assert len(vectors) >= 40
     for v in vectors:
         i, o = v["input"], v["output"]

@@ -17,12 +17,13 @@ import numpy as np
 from PIL import Image
 from sandboxkit import need
 
+from sharedfiles import shared_file
 from toolsight.tools import sandbox
 from toolsight.tools.base import ArtifactStore, Toolbox
 from toolsight.tools.python_tools import kernel_tools
 from toolsight.tools.sandbox import Kernel, KernelResult, Limits
 
-GOLDEN = Path("/work/shared/golden-wire/vtc-bench/s8-code-outputs.code.json")
+GOLDEN = "golden-wire/vtc-bench/s8-code-outputs.code.json"
 
 
 def with_kernel(ws: Path, body: Callable[[Kernel], Awaitable[Any]], limits: Limits | None = None) -> Any:
@@ -72,10 +73,9 @@ def test_outputs_match_what_jupyter_sends(ws: Path) -> None:
     assert err.traceback[-1] == "IndexError: index 5000 is out of bounds for axis 0 with size 80"
     assert not any("\x1b[" in line for line in err.traceback)
     assert [o.kind for o in r[5].outputs] == ["stream", "error"] and r[5].stdout == "(80, 100)\n"
-    if GOLDEN.exists():  # the same structure as the recorded Jupyter traceback
-        golden = GOLDEN.read_text()
-        assert "Traceback (most recent call last)\\nCell In[12], line 3\\n" in golden
-        assert "IndexError: index 5000 is out of bounds for axis 0 with size 800" in golden
+    golden = shared_file(GOLDEN).read_text()  # the same structure as the recorded Jupyter traceback
+    assert "Traceback (most recent call last)\\nCell In[12], line 3\\n" in golden
+    assert "IndexError: index 5000 is out of bounds for axis 0 with size 800" in golden
 
 
 def test_state_persists_display_of_pil_and_cv2_gui_calls_return(ws: Path) -> None:

@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 
+from sharedfiles import missing, shared_dir
 from toolsight.models.scripted.script import Script
 from toolsight.models.scripted.server import ScriptedServer
 from toolsight.tools.web_tools import crop_jpeg
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SHARED = shared_dir()
 SAMPLE = SHARED / "data" / "visbrowse-bench"
 IMG1 = SAMPLE / "VisBrowse_Bench_images" / "1.png"
 URL1 = "https://raw.githubusercontent.com/ZhengboZhang/VisBrowse-Bench/refs/heads/main/VisBrowse_Bench_images/1.png"
@@ -86,9 +87,7 @@ def _norm(rec: dict[str, Any], run: Path) -> dict[str, Any]:
 @pytest.mark.slow
 def test_sample_task_offline_then_replayed_with_identical_records(tmp_path: Path) -> None:
     if not IMG1.is_file():
-        if os.environ.get("CI"):
-            pytest.fail(f"the shared VisBrowse-Bench sample is missing: {IMG1}")
-        pytest.skip("shared sample not found")
+        missing(str(IMG1))
     corpus = tmp_path / "corpus"
     _corpus(corpus)
     summ = tmp_path / "summ.json"

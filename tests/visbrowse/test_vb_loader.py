@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from sharedfiles import missing, shared_dir
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.benchmarks.visbrowse import IMAGES, VisBrowseError, load_visbrowse, read_records
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SHARED = shared_dir()
 SAMPLE = SHARED / "data" / "visbrowse-bench"
 JSONL = SAMPLE / "data" / "VisBrowse-Bench.sample.jsonl"
 
@@ -21,9 +22,7 @@ JSONL = SAMPLE / "data" / "VisBrowse-Bench.sample.jsonl"
 def _need_sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLSIGHT_CACHE", str(tmp_path / "cache"))
     if not JSONL.is_file():
-        if os.environ.get("CI"):
-            pytest.fail(f"the shared VisBrowse-Bench sample is missing: {JSONL}")
-        pytest.skip(f"shared sample not found at {JSONL}")
+        missing(str(JSONL))
 
 
 def _fidelity_plaintexts() -> dict[str, dict[str, object]]:

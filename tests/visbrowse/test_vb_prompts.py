@@ -14,13 +14,13 @@ from pathlib import Path
 
 from vbkit import ScriptModel, run_task, say
 
+from sharedfiles import shared_file
 from toolsight.benchmarks.visbrowse import INPUT_PROMPT, SYSTEM_PROMPT, load_visbrowse, visbrowse_settings
 from toolsight.benchmarks.visbrowse_loop import MUST_ANSWER, render_input
 from toolsight.models.openai_provider import to_wire, tools_to_wire
 from toolsight.tools.registry import build_tools
 from toolsight.web.summarise import EXTRACTOR_PROMPT
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
 REF_SHA = {
     "SYSTEM_PROMPT": "6524121736b2e2c76c1b5fb7956c5d29e4c780b52cacf42a8cd3be8bbbc57c26",
     "INPUT_PROMPT": "112c69b5a6aac809d6572e02133c32d6c665080cd37b32642f5d3264bc2f5ed5",
@@ -46,7 +46,7 @@ def test_prompts_and_tool_schemas_are_the_references() -> None:
 
 
 def test_paper_prompts_differ_only_where_documented() -> None:
-    paper = " ".join((SHARED / "papers" / "visbrowse-bench.txt").read_text().split()).replace("’", "'")
+    paper = " ".join(shared_file("papers/visbrowse-bench.txt").read_text().split()).replace("’", "'")
     assert " ".join(SYSTEM_PROMPT.split()) in paper
     code = " ".join(INPUT_PROMPT.split("Input Question:")[0].split())
     as_paper = code.replace("'image_crop' tool", "'crop_image' tool").replace("during the search process",
@@ -72,7 +72,7 @@ def test_render_input_joins_urls_like_the_reference() -> None:
 
 def test_first_request_on_the_wire(miniweb: Path, tmp_path: Path) -> None:
     """The first request of a real sample task as the OpenAI adapter sends it."""
-    tasks, root, _ = load_visbrowse(SHARED / "data" / "visbrowse-bench", download=False)
+    tasks, root, _ = load_visbrowse(shared_file("data/visbrowse-bench/data/VisBrowse-Bench.sample.jsonl").parents[1], download=False)
     task = next(t for t in tasks if t.id == "13")  # two images
     model = ScriptModel([say("<answer>x</answer>")])
     asyncio.run(run_task(task, root, model, visbrowse_settings()["+IS"], miniweb / "corpus", tmp_path))
