@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -205,12 +206,17 @@ def run(
 def _execute(opts: Any, report: bool) -> None:
     from toolsight.session import execute_run
 
+    _exit_with(lambda: execute_run(opts, show_report=report).exit_code)
+
+
+def _exit_with(work: Callable[[], int]) -> None:
+    """Run `work`; a ToolsightError becomes its one-line message and exit code, a non-zero result the exit code."""
     try:
-        summary = execute_run(opts, show_report=report)
+        code = work()
     except ToolsightError as exc:
         raise _fail(str(exc), exc.exit_code) from None
-    if summary.exit_code:
-        raise typer.Exit(summary.exit_code)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()
@@ -223,12 +229,7 @@ def sweep(
     """Run many runs from one plan into one sweep folder, sharing each endpoint's limit (docs/scale.md)."""
     from toolsight.sweep_session import execute_sweep
 
-    try:
-        result = execute_sweep(plan, out, resume=resume, report=report)
-    except ToolsightError as exc:
-        raise _fail(str(exc), exc.exit_code) from None
-    if result.exit_code:
-        raise typer.Exit(result.exit_code)
+    _exit_with(lambda: execute_sweep(plan, out, resume=resume, report=report).exit_code)
 
 
 @app.command()

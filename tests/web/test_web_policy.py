@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from webkit import FakeWeb, call, opened, picture, png, toolbox
 
+from toolsight.tools.result import ToolResult
+from toolsight.tools.web_tools import SEARCH_BAD_REQUEST
 from toolsight.web import Limits, UrlRefused, WebSession
 from toolsight.web.live import LiveBackend
 from toolsight.web.policy import check_live_url
@@ -186,3 +188,15 @@ def test_budget_is_per_run_and_the_model_is_told(tmp_path: Path) -> None:
         assert texts[0].startswith("A Google search for 'q0' found 1 results")
         assert "budget of this run (2 requests) is used up" in texts[2]
         assert len([s for s in fw.seen if s.path == "/search"]) == 2
+
+
+@pytest.mark.parametrize("tool", ["text_search", "image_search"])
+def test_a_search_without_a_string_query_is_an_error_the_model_reads(tool: str, tmp_path: Path) -> None:
+    """Checked before any web request: no session is open here, and none is needed."""
+    async def go() -> tuple[ToolResult, ToolResult]:
+        box = toolbox(tmp_path)
+        return await call(box, tool, queries=["a"]), await call(box, tool, query=["a", "b"])
+
+    missing_query, not_a_string = asyncio.run(go())
+    assert not missing_query.ok and missing_query.text == SEARCH_BAD_REQUEST
+    assert not not_a_string.ok and not_a_string.text == f"Error in {tool}: 'query' must be a string, got list"

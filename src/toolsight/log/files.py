@@ -29,14 +29,16 @@ class RunLogError(ToolsightError):
     """A run directory or run-log file that cannot be read (names the file and the fix)."""
 
 
+def _refuse_newer(kind: str, version: int, current: int) -> None:
+    """A run written by a newer toolsight cannot be read as if it were this version's."""
+    if version > current:
+        raise RunLogError(f"{kind} schema version {version} is newer than this toolsight understands "
+                          f"({current}); upgrade toolsight to read this run")
+
+
 def upgrade_manifest(data: dict[str, Any]) -> dict[str, Any]:
     """Bring a manifest dict of any known version to the current layout."""
-    version = int(data.get("schema_version", 1))
-    if version > MANIFEST_SCHEMA_VERSION:
-        raise RunLogError(
-            f"manifest schema version {version} is newer than this toolsight understands "
-            f"({MANIFEST_SCHEMA_VERSION}); upgrade toolsight to read this run"
-        )
+    _refuse_newer("manifest", int(data.get("schema_version", 1)), MANIFEST_SCHEMA_VERSION)
     out = dict(data)
     # v1 -> v2: only the version field was added
     out["schema_version"] = MANIFEST_SCHEMA_VERSION
@@ -46,12 +48,7 @@ def upgrade_manifest(data: dict[str, Any]) -> dict[str, Any]:
 def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
     """Bring a record dict of any known version to the current layout."""
     raw = data.get("schema_version", 1)
-    version = raw if isinstance(raw, int) else 1
-    if version > RECORD_SCHEMA_VERSION:
-        raise RunLogError(
-            f"record schema version {version} is newer than this toolsight understands "
-            f"({RECORD_SCHEMA_VERSION}); upgrade toolsight to read this run"
-        )
+    _refuse_newer("record", raw if isinstance(raw, int) else 1, RECORD_SCHEMA_VERSION)
     out = dict(data)
     # v2 -> v3: `epoch` added; every earlier record is the run's only epoch (the field default)
     out["schema_version"] = RECORD_SCHEMA_VERSION

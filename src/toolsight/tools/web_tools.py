@@ -136,15 +136,23 @@ def no_text_results(query: str) -> str:
     return f"No results found for '{query}'. Try with a more general query, or remove the year filter."
 
 
+def _query(args: dict[str, Any], tool_name: str) -> str | ToolResult:
+    """A search tool's `query` argument, or the error result the model reads."""
+    if "query" not in args:
+        return _fail(SEARCH_BAD_REQUEST)
+    query = args["query"]
+    if not isinstance(query, str):
+        return _fail(f"Error in {tool_name}: 'query' must be a string, got {type(query).__name__}")
+    return query
+
+
 class TextSearch(WebTool):
     tool_name = "text_search"
 
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        if "query" not in args:
-            return _fail(SEARCH_BAD_REQUEST)
-        query = args["query"]
-        if not isinstance(query, str):
-            return _fail(f"Error in text_search: 'query' must be a string, got {type(query).__name__}")
+        query = _query(args, self.tool_name)
+        if isinstance(query, ToolResult):
+            return query
         try:
             hits = await current_session().text_search(query, TEXT_RESULTS)
         except BudgetExceeded:
@@ -249,11 +257,9 @@ class ImageSearch(WebTool):
     tool_name = "image_search"
 
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        if "query" not in args:
-            return _fail(SEARCH_BAD_REQUEST)
-        query = args["query"]
-        if not isinstance(query, str):
-            return _fail(f"Error in image_search: 'query' must be a string, got {type(query).__name__}")
+        query = _query(args, self.tool_name)
+        if isinstance(query, ToolResult):
+            return query
         error: WebCallError | None = None
         try:
             hits = await current_session().image_search(query, IMAGE_RESULTS)
