@@ -12,9 +12,14 @@ in a child process on 127.0.0.1, every figure a ratio to a baseline measured in 
    `RecordWriter` (a real record line of section 2, group-committed with fsync) and artifact MB/s
    (PNG-sized files written and fsynced), each vs a bare write+fsync per item of the same bytes.
 
+4. The Ray executor (bench/ray_scale.py): per-task overhead vs the local executor on `--tiny` tiny
+   tasks, the Ray driver's ingest (outcomes/s, artifact MB/s), and a CPU-bound GrabCut workload on 1
+   vs 2 workers of a real two-node cluster on 127.0.0.1.
+
 Each case runs `--repeat` times, interleaved, and the best time is kept (2 shared cores: noisy).
 
 Usage: python bench/scale.py [--tasks 200] [--capacity 5] [--start 20] [--runs 4] [--repeat 3]
+                             [--tiny 1000] [--grabcut 12] [--only adaptive,sweep,ingest,ray]
 """
 
 from __future__ import annotations
@@ -155,11 +160,22 @@ def main() -> None:
     ap.add_argument("--start", type=int, default=20)
     ap.add_argument("--runs", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--tiny", type=int, default=1000, help="tiny tasks for the Ray overhead figure")
+    ap.add_argument("--grabcut", type=int, default=12, help="GrabCut tasks for the 1 vs 2 workers figure")
+    ap.add_argument("--only", default="adaptive,sweep,ingest,ray", help="sections to run, comma-separated")
     a = ap.parse_args()
+    only = set(a.only.split(","))
     with tempfile.TemporaryDirectory() as d:
-        adaptive(Path(d), a.tasks, a.capacity, a.start, a.repeat)
-        sweep(Path(d), a.tasks, a.runs, a.repeat)
-        ingest(Path(d))
+        if "adaptive" in only:
+            adaptive(Path(d), a.tasks, a.capacity, a.start, a.repeat)
+        if "sweep" in only or "ingest" in only:
+            sweep(Path(d), a.tasks, a.runs, a.repeat)
+        if "ingest" in only:
+            ingest(Path(d))
+        if "ray" in only:
+            from ray_scale import run_all
+
+            run_all(Path(d), a.tiny, a.grabcut, min(a.repeat, 2))
 
 
 if __name__ == "__main__":

@@ -147,6 +147,9 @@ def run(
     web_budget: Annotated[int | None, typer.Option(min=1, help="web requests allowed in this run")] = None,
     summary_model: Annotated[str | None, typer.Option(help="model that summarises pages for `visit`")] = None,
     adaptive: Annotated[bool, typer.Option(help="adapt the connection limit to the endpoint (AIMD, under --max-connections)")] = True,
+    executor: Annotated[str, typer.Option(help="where tasks run: local | ray (docs/scale.md)")] = "local",
+    ray_address: Annotated[str | None, typer.Option(metavar="HOST:PORT", help="Ray cluster to join (default: start a local one)")] = None,
+    ray_workers: Annotated[int | None, typer.Option(min=1, help="Ray workers (default: one per cluster CPU, at most --concurrency)")] = None,
 ) -> None:
     """Run a benchmark or a dataset folder with a model.
 
@@ -194,7 +197,7 @@ def run(
         agent=agent,
         web=web, web_budget=web_budget, summary_model=summary_model,
         retry_errors=retry_errors, outage_timeout=outage_timeout, max_retry_after=max_retry_after,
-        adaptive=adaptive,
+        adaptive=adaptive, executor=executor, ray_address=ray_address, ray_workers=ray_workers,
     )
     from toolsight.agents.registry import agent_names
 
@@ -241,6 +244,8 @@ def retry(
     retries: Annotated[int | None, typer.Option(min=0)] = None,
     backoff_base: Annotated[float | None, typer.Option(min=0.0)] = None,
     outage_timeout: Annotated[float | None, typer.Option(min=0.0)] = None,
+    executor: Annotated[str | None, typer.Option(help="local | ray (default: as the run was made)")] = None,
+    ray_address: Annotated[str | None, typer.Option(metavar="HOST:PORT", help="Ray cluster to join")] = None,
     report: Annotated[bool, typer.Option(help="print the report tables at the end")] = True,
 ) -> None:
     """Re-run a run's errored and unfinished tasks.
@@ -253,7 +258,8 @@ def retry(
     try:
         opts = retry_options(run_dir, {"base_url": base_url, "judge_base_url": judge_base_url,
                                        "concurrency": concurrency, "retries": retries,
-                                       "backoff_base": backoff_base, "outage_timeout": outage_timeout})
+                                       "backoff_base": backoff_base, "outage_timeout": outage_timeout,
+                                       "executor": executor, "ray_address": ray_address})
     except ToolsightError as exc:
         raise _fail(str(exc), exc.exit_code) from None
     _execute(opts, report)

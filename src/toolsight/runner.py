@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -128,6 +128,9 @@ class RunOptions(BaseModel):
     adaptive: bool = Field(default=True, description="adapt each endpoint's connection limit (AIMD) under max_connections")
     endpoint: str | None = Field(default=None, description="limiter group of the model's endpoint (default: its base "
                                  "URL, else the model spec); runs naming the same endpoint share one limit")
+    executor: str = Field(default="local", description="where tasks run: local | ray (toolsight.executors)")
+    ray_address: str | None = Field(default=None, description="Ray cluster address (host:port); None: a local instance")
+    ray_workers: int | None = Field(default=None, ge=1, description="Ray workers; None: one per cluster CPU")
 
     def identity(self, benchmark: str, setting: str, data_hash: str) -> dict[str, Any]:
         """What a resumed run must share with the run it continues. Paths, URLs, concurrency,
@@ -303,10 +306,24 @@ def disk_full(exc: BaseException | str) -> RunAborted:
 
 
 @dataclass
-class _Plan:
+class Plan:
+    """What a run (or a resume) has left to do, and the summary its outcomes are counted into."""
+
     todo: list[tuple[Task, int]]  # (task, epoch)
     summary: RunSummary
     new_run: bool = True
+
+
+class TaskExecutor(Protocol):
+    """Runs a plan's tasks somewhere other than the runner's own event loop (toolsight.executors).
+    The runner has opened, locked and planned the run directory; the executor writes each finished
+    task's artifacts and record into it (it is the run's only writer) and returns the summary."""
+
+    name: str
+
+    async def execute(self, runner: Runner, plan: Plan) -> RunSummary: ...
+
+    def describe(self) -> dict[str, Any]: ...
 
 
 class Runner:
@@ -323,8 +340,10 @@ class Runner:
         on_event: Callable[[str], None] | None = None,
         summarizer: Model | None = None,
         limiters: LimiterPool | None = None,
+        executor: TaskExecutor | None = None,
     ) -> None:
         self.opts = opts
+        self.executor = executor  # None: the tasks run here, in this event loop
         self.limiters = limiters if limiters is not None else LimiterPool()  # a sweep passes one shared pool
         self.bench = bench
         self.loaded = loaded
@@ -428,14 +447,14 @@ class Runner:
             return {}
         return opts.identity(old.benchmark, old.setting, old.dataset.hash)
 
-    def _plan(self, old: Manifest | None, identity: dict[str, Any]) -> _Plan:
+    def _plan(self, old: Manifest | None, identity: dict[str, Any]) -> Plan:
         """Which tasks to run: all on a new run; on resume, those without a record, those whose last
         record is an error (unless --no-retry-errors) and those whose task changed since."""
         tasks = self.selected
         units = [(t, e) for e in range(1, self.opts.epochs + 1) for t in tasks]  # epoch 1 of every task first
         summary = RunSummary(run_dir=self.run_dir, total=len(units))
         if old is None:
-            return _Plan(units, summary)
+            return Plan(units, summary)
         changes = identity_changes(self._identity_of(old), identity)
         if changes and not self.opts.force:
             raise RunError(
@@ -484,7 +503,7 @@ class Runner:
                        "(--no-retry-errors keeps them)")
         if summary.changed:
             self._emit(f"re-running {summary.changed} task(s) whose content changed since they ran")
-        return _Plan(todo, summary, new_run=False)
+        return Plan(todo, summary, new_run=False)
 
     # ---- tasks ------------------------------------------------------------------------------
     async def _score(self, task: Task, traj: Trajectory, ctx: ScoreContext) -> tuple[Score | None, str | None]:
@@ -591,6 +610,10 @@ class Runner:
                 if is_disk_full(exc):
                     raise RunStopped(str(disk_full(exc)), RunSummary(self.run_dir, len(self.loaded.tasks))) from None
                 raise
+            if self.executor is not None:
+                if plan.new_run:
+                    self._record_backend("executor", self.executor.describe())
+                return await self.executor.execute(self, plan)
             return await self._execute(plan)
         finally:
             lock.release()
@@ -604,7 +627,7 @@ class Runner:
             self._emit(f"warning: response cache off ({exc})")
             return None
 
-    async def _execute(self, plan: _Plan) -> RunSummary:
+    async def _execute(self, plan: Plan) -> RunSummary:
         summary, todo = plan.summary, plan.todo
         cache = self._open_cache()
         caller = ModelCaller(self.model, max_connections=self.opts.max_connections, retries=self.opts.retries,

@@ -59,6 +59,8 @@ def retry_options(run_dir: Path, overrides: dict[str, Any]) -> RunOptions:
             base["benchmark"] = data_path
     base.update({"out": str(run_dir), "resume": True, "force": False, "retry_errors": True})
     base.update({k: v for k, v in overrides.items() if v is not None})
+    if base.get("executor", "local") == "local":  # e.g. a Ray run retried here: its cluster settings go
+        base.update(ray_address=None, ray_workers=None)
     try:
         return RunOptions.model_validate(base)
     except ValueError as exc:

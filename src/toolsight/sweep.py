@@ -436,8 +436,10 @@ class SweepRunner:
             if self.on_event is not None:
                 self.on_event(run, text)
 
+        from toolsight.executors import make_executor
+
         return Runner(opts, bench, loaded, model, judge=judge, on_progress=progress, on_event=event,
-                      summarizer=summarizer, limiters=self.limiters)
+                      summarizer=summarizer, limiters=self.limiters, executor=make_executor(opts))
 
     async def _one(self, run: SweepRun, gate: asyncio.Semaphore) -> RunOutcome:
         async with gate:

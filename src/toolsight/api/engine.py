@@ -92,8 +92,10 @@ def prepare(opts: RunOptions, hooks: RunHooks | None = None) -> tuple[Runner, li
         tools = ", ".join(settings.tools) or "no tools"
         notes.append(f"note: no --setting given: using {bench.default_setting!r} ({tools}), the default for "
                      f"{bench.target_name()}; others: {', '.join(others) or 'none'}")
+    from toolsight.executors import make_executor
+
     runner = Runner(opts, bench, loaded, model, judge=judge, on_progress=hooks.progress, on_event=hooks.event,
-                    summarizer=summarizer)
+                    summarizer=summarizer, executor=make_executor(opts))
     warn = model.setting_warning([t.name for t in runner.tools], runner.selected)
     if warn:
         notes.append(f"warning: {warn} (`toolsight list settings {bench.target_name()}`)")
