@@ -205,3 +205,23 @@ def test_a_killed_driver_resumes_on_ray_with_every_task_recorded_once(cluster: L
     units = _units(run)
     assert len(units) == n and set(units.values()) == {1}, units
     assert f"{before} already finished" in resumed.stderr
+
+
+def test_a_sweep_runs_its_runs_on_ray_side_by_side(cluster: LoopbackCluster, tmp_path: Path) -> None:
+    data = dataset(tmp_path / "ds", 6)
+    srv = Server(cluster, tmp_path, seconds=0.01, calls=1)
+    plan = tmp_path / "plan.toml"
+    models = "".join(f'[[models]]\nspec = "openai/m{i}"\nbase_url = "{srv.url}"\n' for i in range(2))
+    plan.write_text(f'name = "rs"\nparallel = 2\n[defaults]\nexecutor = "ray"\nray_address = "{cluster.address}"\n'
+                    f'concurrency = 2\ncache = false\n{models}[[benchmarks]]\nname = "{data}"\nsettings = ["crop"]\n')
+    try:
+        done = cluster.run([TOOLSIGHT, "sweep", str(plan), "--out", str(tmp_path / "sw")], OPENAI_API_KEY="k")
+    finally:
+        srv.stop()
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = sorted((tmp_path / "sw" / "runs").iterdir())
+    assert len(runs) == 2
+    for run in runs:  # both runs went through the one Ray connection of the sweep's process
+        manifest = json.loads((run / "manifest.json").read_text())
+        assert manifest["backends"]["executor"]["address"] == cluster.address
+        assert len(_units(run)) == 6 and all(r["score"]["value"] == 1.0 for r in records(run))
