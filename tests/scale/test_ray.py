@@ -225,3 +225,26 @@ def test_a_sweep_runs_its_runs_on_ray_side_by_side(cluster: LoopbackCluster, tmp
         manifest = json.loads((run / "manifest.json").read_text())
         assert manifest["backends"]["executor"]["address"] == cluster.address
         assert len(_units(run)) == 6 and all(r["score"]["value"] == 1.0 for r in records(run))
+
+
+def test_ctrl_c_stops_a_ray_run_cleanly_and_it_resumes(cluster: LoopbackCluster, tmp_path: Path) -> None:
+    n = 20
+    data = dataset(tmp_path / "ds", n)
+    srv = Server(cluster, tmp_path, seconds=0.1)
+    run = tmp_path / "run"
+    argv = _argv(data, run, srv.url, "--concurrency", "4", "--executor", "ray", "--ray-address", cluster.address)
+    try:
+        proc = cluster.popen(argv, OPENAI_API_KEY="k")
+        _wait_for(lambda: len(records(run)) >= 3 or proc.poll() is not None, 120, "the first records")
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        resumed = cluster.run([*argv, "--resume"], OPENAI_API_KEY="k")
+    finally:
+        srv.stop()
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in err and "never retrieved" not in err, err[-3000:]  # feeders end with the run
+    assert "resume with: " in err
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    units = _units(run)
+    assert len(units) == n and set(units.values()) == {1}, units

@@ -287,15 +287,23 @@ class _Driver:
         if not drivers:  # not one worker: the run cannot go on (a missing one only slows it down)
             self.stop = next(g for g in started if isinstance(g, RunAborted))
             return
+        try:
+            await self._supervise(drivers, n, replacements)
+        finally:  # interrupted (Ctrl-C) or failed: no feeder may outlive the run (their workers get killed)
+            for d in drivers:
+                d.cancel()
+            await asyncio.gather(*drivers, return_exceptions=True)
+
+    async def _supervise(self, drivers: set[asyncio.Task[None]], n: int, replacements: int) -> None:
+        """Wait for the workers' feeders; replace a lost worker while tasks remain. `drivers` is
+        updated in place, so the caller can cancel what is still running."""
         index = n
         while drivers:
-            done, drivers = await asyncio.wait(drivers, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(drivers, return_when=asyncio.FIRST_COMPLETED)
+            drivers -= done
             for d in done:
                 exc = d.exception()
                 if exc is not None and not isinstance(exc, _Lost):
-                    for other in drivers:
-                        other.cancel()
-                    await asyncio.gather(*drivers, return_exceptions=True)
                     raise exc
                 if exc is None or self.stop is not None or not (self.todo or self.inflight):
                     continue
