@@ -34,7 +34,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 #: HTTP statuses that mean "too many requests right now" (429; 503 and Anthropic's 529 overloaded)
@@ -51,6 +51,26 @@ def endpoint_key(model_spec: str, base_url: str | None = None, explicit: str | N
             return f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path.rstrip('/')}"
         return base_url.strip().rstrip("/")
     return model_spec
+
+
+class LimitView(Protocol):
+    """What the progress display and the summary line read of a limit: an `EndpointLimiter`, or the
+    sum of the Ray workers' limits on one endpoint (`executors.ray_executor.WorkerLimits`)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def adaptive(self) -> bool: ...
+    @property
+    def max_limit(self) -> int: ...
+    @property
+    def cuts(self) -> int: ...
+    @property
+    def overloads(self) -> int: ...
+    @property
+    def current(self) -> int: ...
+
+    def status(self) -> str: ...
 
 
 @dataclass

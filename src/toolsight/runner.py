@@ -48,7 +48,7 @@ from toolsight.errors import (
     ToolsightError,
     one_line,
 )
-from toolsight.limiter import EndpointLimiter, LimiterPool, endpoint_key
+from toolsight.limiter import EndpointLimiter, LimiterPool, LimitView, endpoint_key
 from toolsight.log.files import latest_status
 from toolsight.log.manifest import Manifest
 from toolsight.log.record import record_key
@@ -173,7 +173,7 @@ class RunSummary:
     stats: CallStats = field(default_factory=CallStats)
     outage_s: float = 0.0
     #: the endpoint limiters the run's calls go through (live: the progress display reads them)
-    limiters: list[EndpointLimiter] = field(default_factory=list)
+    limiters: list[LimitView] = field(default_factory=list)
 
     @property
     def accuracy(self) -> float | None:
@@ -693,7 +693,7 @@ class Runner:
         stop: RunAborted | None = None
         n = max(1, min(self.opts.concurrency, len(todo) or 1))
         limits = [caller.limiter] + ([judge_caller.limiter] if judge_caller is not None else [])
-        summary.limiters = limits
+        summary.limiters = list(limits)
         stop_logging_limits = self.log_limits(limits)
         with contextlib.ExitStack() as stack:
             if web is not None:  # the tasks' tools find the run's web session through a context variable

@@ -166,3 +166,18 @@ def test_retry_runs_a_ray_run_locally_when_asked(tmp_path: Path) -> None:
     here = retry_options(run, {"executor": "local"})
     assert (here.executor, here.ray_address, here.ray_workers) == ("local", None, None)
     assert make_executor(here) is None
+
+
+def test_the_progress_line_sums_the_workers_limits_on_the_model_endpoint() -> None:
+    from toolsight.executors.ray_executor import WorkerLimits
+
+    view = WorkerLimits("http://gpu-1:8000/v1")
+    for w in ("a", "b"):
+        view.note({"endpoint": "http://gpu-1:8000/v1", "limit": 16, "previous": 16, "reason": "run-start", "worker": w})
+    view.note({"endpoint": "judge", "limit": 8, "previous": 8, "reason": "run-start", "worker": "a"})  # not ours
+    assert view.status() == "32/32"
+    view.note({"endpoint": "http://gpu-1:8000/v1", "limit": 11, "previous": 16, "reason": "overload", "worker": "a"})
+    view.note({"endpoint": "http://gpu-1:8000/v1", "limit": 12, "previous": 11, "reason": "increase", "worker": "a"})
+    view.note({"endpoint": "http://gpu-1:8000/v1", "limit": 11, "previous": 16, "reason": "latency", "worker": "b"})
+    assert view.status() == "23/32" and view.current == 23 and view.max_limit == 32
+    assert (view.cuts, view.overloads) == (2, 1)

@@ -127,6 +127,7 @@ def test_ray_records_match_a_local_run_of_the_same_tasks(cluster: LoopbackCluste
     assert manifest["options"]["executor"] == "ray"
     limits = [json.loads(x) for x in (tmp_path / "ray" / "limits.jsonl").read_text().splitlines()]
     assert len({c["worker"] for c in limits if c["reason"] == "run-start"}) == 2
+    assert "limit 32/32" in ray.stderr  # the progress line: the workers' limits (2 x 16 of --max-connections 32)
 
 
 def _follow(proc: subprocess.Popen[str], lines: list[str]) -> threading.Thread:

@@ -38,6 +38,7 @@ from typing import Any
 
 from toolsight.errors import RunAborted, ToolsightError
 from toolsight.executors.worker import WEB_REFUSED, TaskOutcome, TaskWorker, WorkerConfig
+from toolsight.limiter import endpoint_key
 from toolsight.runner import LIMITS, Plan, RunError, Runner, RunStopped, RunSummary, disk_full
 from toolsight.store import RecordWriter, artifact_dir, is_disk_full
 
@@ -265,7 +266,10 @@ class _Driver:
         self.done: set[Unit] = set()
         self.stop: RunAborted | None = None
         self.changed = asyncio.Condition()
-        self.limits_log = _LimitsLog(runner.run_dir / LIMITS)
+        o = runner.opts
+        self.limits = WorkerLimits(endpoint_key(o.model, o.base_url, o.endpoint))
+        summary.limiters = [self.limits]
+        self.limits_log = _LimitsLog(runner.run_dir / LIMITS, self.limits)
         import ray.exceptions as rex
 
         # the call's worker (process or node) is gone: its task goes back in the queue
@@ -519,16 +523,56 @@ def _harness_error(runner: Runner, task_id: str, epoch: int, exc: BaseException)
     return TaskOutcome(task_id=task_id, epoch=epoch, line=record_line(rec), counts={"error": error})
 
 
-class _LimitsLog:
-    """The workers' limit changes, appended to RUN/limits.jsonl as they arrive."""
+class WorkerLimits:
+    """The sum of the workers' connection limits on one endpoint, from the changes they report: what
+    the progress line shows (`limit 12/16`) and the summary line's cuts. `overloads` counts the
+    cuts an overload caused (a worker reports changes, not each 429)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.adaptive = True
+        self.cuts = 0
+        self.overloads = 0
+        self._now: dict[str, int] = {}
+        self._max: dict[str, int] = {}
+
+    @property
+    def current(self) -> int:
+        return sum(self._now.values())
+
+    @property
+    def max_limit(self) -> int:
+        return sum(self._max.values())
+
+    def note(self, change: dict[str, Any]) -> None:
+        if change.get("endpoint") != self.key:
+            return
+        worker, limit = str(change.get("worker")), int(change.get("limit", 0))
+        self._now[worker] = limit
+        if change.get("reason") == "run-start":
+            self._max[worker] = limit  # a limit starts at its maximum (--max-connections' share)
+        elif change.get("reason") in ("overload", "latency"):
+            self.cuts += 1
+            self.overloads += change.get("reason") == "overload"
+
+    def status(self) -> str:
+        return f"{self.current}/{self.max_limit}"
+
+
+class _LimitsLog:
+    """The workers' limit changes, appended to RUN/limits.jsonl as they arrive (and shown by `view`)."""
+
+    def __init__(self, path: Path, view: WorkerLimits | None = None) -> None:
         self.path = path
+        self.view = view
         self._fh: Any = None
 
     def write(self, changes: list[dict[str, Any]]) -> None:
         if not changes:
             return
+        if self.view is not None:
+            for c in changes:
+                self.view.note(c)
         with contextlib.suppress(OSError):
             if self._fh is None:
                 self._fh = self.path.open("a", encoding="utf-8")
