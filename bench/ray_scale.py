@@ -27,9 +27,10 @@ from typing import Any
 
 import cv2
 import numpy as np
+from _tasks import write_tasks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "scale"))
-from raycluster import LoopbackCluster, loopback_cluster, missing  # noqa: E402
+from raycluster import LoopbackCluster, loopback_cluster, missing
 
 TOOLSIGHT = str(Path(sys.executable).parent / "toolsight")
 
@@ -40,11 +41,7 @@ def _dataset(root: Path, n: int, size: int, seed: int = 0) -> Path:
     img = cv2.GaussianBlur(rng.integers(0, 255, (size, size, 3), dtype=np.uint8), (9, 9), 0)
     cv2.circle(img, (size // 2, size // 2), size // 4, (0, 0, 255), -1)
     cv2.imwrite(str(root / "img.png"), img)
-    with (root / "tasks.jsonl").open("w") as fh:
-        for i in range(n):
-            fh.write(json.dumps({"id": f"t{i}", "turns": [{"prompt": f"[task:t{i}] Which?", "images": [{"path": "img.png"}],
-                                                           "answer": "A", "options": {"A": "x", "B": "y"}}]}) + "\n")
-    return root
+    return write_tasks(root, n)
 
 
 def _server(c: LoopbackCluster, folder: Path, script: dict[str, Any]) -> tuple[subprocess.Popen[str], str]:

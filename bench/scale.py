@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import tempfile
 import time
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any
 
 import cv2
 import numpy as np
+from _tasks import write_tasks
 
 from toolsight.benchmarks.generic import DatasetBenchmark
 from toolsight.models.registry import get_model
@@ -46,11 +46,7 @@ def _dataset(root: Path, n: int) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     img = np.zeros((32, 32, 3), np.uint8)
     cv2.imwrite(str(root / "img.png"), img)
-    with (root / "tasks.jsonl").open("w") as fh:
-        for i in range(n):
-            fh.write(json.dumps({"id": f"t{i}", "turns": [{"prompt": f"[task:t{i}] Which?", "images": [{"path": "img.png"}],
-                                                           "answer": "A", "options": {"A": "x", "B": "y"}}]}) + "\n")
-    return root
+    return write_tasks(root, n)
 
 
 def _run(data: Path, out: Path, url: str, **kw: Any) -> tuple[float, RunSummary]:

@@ -184,17 +184,29 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_no_task(cluster: LoopbackC
         assert {a["file"] for a in r["trajectory"]["artifacts"]} == {p.name for p in folder.iterdir()}
 
 
-def test_a_killed_driver_resumes_on_ray_with_every_task_recorded_once(cluster: LoopbackCluster,
-                                                                      tmp_path: Path) -> None:
-    n = 30
+def _stopped_midway(cluster: LoopbackCluster, tmp_path: Path, n: int, after: int
+                    ) -> tuple[Server, subprocess.Popen[str], list[str], Path]:
+    """A Ray run of `n` tasks, started and still going once `after` tasks are recorded."""
     data = dataset(tmp_path / "ds", n)
     srv = Server(cluster, tmp_path, seconds=0.1)
     run = tmp_path / "run"
     argv = _argv(data, run, srv.url, "--concurrency", "4", "--executor", "ray", "--ray-address", cluster.address)
+    proc = cluster.popen(argv, OPENAI_API_KEY="k")
     try:
-        proc = cluster.popen(argv, OPENAI_API_KEY="k")
-        _wait_for(lambda: len(records(run)) >= 5 or proc.poll() is not None, 120, "the first records")
-        assert proc.poll() is None, "the run ended before the driver could be killed"
+        _wait_for(lambda: len(records(run)) >= after or proc.poll() is not None, 120, "the first records")
+        assert proc.poll() is None, "the run ended before it could be stopped"
+    except BaseException:
+        proc.kill()
+        srv.stop()
+        raise
+    return srv, proc, argv, run
+
+
+def test_a_killed_driver_resumes_on_ray_with_every_task_recorded_once(cluster: LoopbackCluster,
+                                                                      tmp_path: Path) -> None:
+    n = 30
+    srv, proc, argv, run = _stopped_midway(cluster, tmp_path, n, after=5)
+    try:
         proc.kill()  # SIGKILL: no clean-up; Ray ends the driver's job and its actors
         proc.wait()
         before = len(_units(run))
@@ -206,6 +218,23 @@ def test_a_killed_driver_resumes_on_ray_with_every_task_recorded_once(cluster: L
     units = _units(run)
     assert len(units) == n and set(units.values()) == {1}, units
     assert f"{before} already finished" in resumed.stderr
+
+
+def test_ctrl_c_stops_a_ray_run_cleanly_and_it_resumes(cluster: LoopbackCluster, tmp_path: Path) -> None:
+    n = 20
+    srv, proc, argv, run = _stopped_midway(cluster, tmp_path, n, after=3)
+    try:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        resumed = cluster.run([*argv, "--resume"], OPENAI_API_KEY="k")
+    finally:
+        srv.stop()
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in err and "never retrieved" not in err, err[-3000:]  # feeders end with the run
+    assert "resume with: " in err
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    units = _units(run)
+    assert len(units) == n and set(units.values()) == {1}, units
 
 
 def test_a_sweep_runs_its_runs_on_ray_side_by_side(cluster: LoopbackCluster, tmp_path: Path) -> None:
@@ -226,26 +255,3 @@ def test_a_sweep_runs_its_runs_on_ray_side_by_side(cluster: LoopbackCluster, tmp
         manifest = json.loads((run / "manifest.json").read_text())
         assert manifest["backends"]["executor"]["address"] == cluster.address
         assert len(_units(run)) == 6 and all(r["score"]["value"] == 1.0 for r in records(run))
-
-
-def test_ctrl_c_stops_a_ray_run_cleanly_and_it_resumes(cluster: LoopbackCluster, tmp_path: Path) -> None:
-    n = 20
-    data = dataset(tmp_path / "ds", n)
-    srv = Server(cluster, tmp_path, seconds=0.1)
-    run = tmp_path / "run"
-    argv = _argv(data, run, srv.url, "--concurrency", "4", "--executor", "ray", "--ray-address", cluster.address)
-    try:
-        proc = cluster.popen(argv, OPENAI_API_KEY="k")
-        _wait_for(lambda: len(records(run)) >= 3 or proc.poll() is not None, 120, "the first records")
-        assert proc.poll() is None, "the run ended before it could be interrupted"
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-        resumed = cluster.run([*argv, "--resume"], OPENAI_API_KEY="k")
-    finally:
-        srv.stop()
-    assert proc.returncode == 130, err[-2000:]
-    assert "Traceback" not in err and "never retrieved" not in err, err[-3000:]  # feeders end with the run
-    assert "resume with: " in err
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    units = _units(run)
-    assert len(units) == n and set(units.values()) == {1}, units
