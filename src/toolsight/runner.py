@@ -320,6 +320,7 @@ class TaskExecutor(Protocol):
     task's artifacts and record into it (it is the run's only writer) and returns the summary."""
 
     name: str
+    runs_web: bool  # whether it can run web tool sets (their recordings must land in the run directory)
 
     async def execute(self, runner: Runner, plan: Plan) -> RunSummary: ...
 
@@ -371,6 +372,9 @@ class Runner:
         self.uses_sandbox = needs_sandbox(self.settings.tools, extra=bench.toolsets())
         self.uses_web = needs_web(self.settings.tools, extra=bench.toolsets())
         self.summarizer = summarizer
+        if self.uses_web and executor is not None and not executor.runs_web:
+            raise RunError(f"--executor {executor.name} does not run web tool sets yet (this setting uses one); "
+                           "use --executor local")
         if self.uses_web:
             from toolsight.web import WebError, parse_web_spec
 

@@ -181,3 +181,16 @@ def test_the_progress_line_sums_the_workers_limits_on_the_model_endpoint() -> No
     view.note({"endpoint": "http://gpu-1:8000/v1", "limit": 11, "previous": 16, "reason": "latency", "worker": "b"})
     assert view.status() == "23/32" and view.current == 23 and view.max_limit == 32
     assert (view.cuts, view.overloads) == (2, 1)
+
+
+def test_web_tool_sets_are_refused_on_ray_before_the_run_directory_exists(tmp_path: Path) -> None:
+    data = tmp_path / "web"
+    made = subprocess.run([TOOLSIGHT, "generate", "browse", "--n", "1", "--out", str(data)], capture_output=True,
+                          text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    out = tmp_path / "run"
+    done = subprocess.run([TOOLSIGHT, "run", "visbrowse-bench", "--data", str(data), "--model", "reference",
+                           "--out", str(out), "--executor", "ray"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "--executor ray does not run web tool sets yet" in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()

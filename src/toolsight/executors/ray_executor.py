@@ -37,7 +37,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from toolsight.errors import RunAborted, ToolsightError
-from toolsight.executors.worker import WEB_REFUSED, TaskOutcome, TaskWorker, WorkerConfig
+from toolsight.executors.worker import TaskOutcome, TaskWorker, WorkerConfig
 from toolsight.limiter import endpoint_key
 from toolsight.runner import LIMITS, Plan, RunError, Runner, RunStopped, RunSummary, disk_full
 from toolsight.store import RecordWriter, artifact_dir, is_disk_full
@@ -118,6 +118,7 @@ class RayExecutor:
     """See the module docstring."""
 
     name = "ray"
+    runs_web = False  # a web session records into the run directory, which only the driver writes
 
     def __init__(self, address: str | None = None, workers: int | None = None, cpus_per_worker: float = 1.0,
                  max_replacements: int | None = None) -> None:
@@ -186,8 +187,6 @@ class RayExecutor:
     # ---- the run ------------------------------------------------------------------------------
     async def execute(self, runner: Runner, plan: Plan) -> RunSummary:
         summary = plan.summary
-        if runner.uses_web:
-            raise RunError(WEB_REFUSED)
         todo: deque[Unit] = deque((t.id, epoch) for t, epoch in plan.todo)
         if not todo:
             return summary
