@@ -255,3 +255,24 @@ def test_a_sweep_runs_its_runs_on_ray_side_by_side(cluster: LoopbackCluster, tmp
         manifest = json.loads((run / "manifest.json").read_text())
         assert manifest["backends"]["executor"]["address"] == cluster.address
         assert len(_units(run)) == 6 and all(r["score"]["value"] == 1.0 for r in records(run))
+
+
+def test_sandboxed_code_runs_in_the_workers_and_each_node_s_isolation_is_recorded(cluster: LoopbackCluster,
+                                                                                   tmp_path: Path) -> None:
+    data = tmp_path / "jig"
+    made = subprocess.run([TOOLSIGHT, "generate", "jigsaw", "--n", "4", "--out", str(data)], capture_output=True,
+                          text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    run = tmp_path / "run"
+    done = cluster.run([TOOLSIGHT, "run", str(data), "--setting", "code", "--model", "reference", "--out", str(run),
+                        "--no-report", "--concurrency", "2", "--executor", "ray", "--ray-address", cluster.address])
+    assert done.returncode == 0, done.stderr[-3000:]
+    recs = records(run)
+    assert len(recs) == 4
+    for r in recs:  # the reference solution ran as model code in each worker's sandbox and solved the task
+        calls = r["trajectory"]["tool_calls"]
+        assert calls and all(c["ok"] for c in calls) and r["score"]["value"] == 1.0, r["task_id"]
+    executor = json.loads((run / "manifest.json").read_text())["backends"]["executor"]
+    assert executor["workers"] == 2 and len(executor["nodes"]) == 2
+    assert set(executor["isolation"]) == set(executor["nodes"])
+    assert all(iso["sandbox"] == "fork-server" and iso["layers"]["seccomp"] for iso in executor["isolation"].values())

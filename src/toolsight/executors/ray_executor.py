@@ -201,7 +201,7 @@ class RayExecutor:
         per_worker = max(1, math.ceil(runner.opts.concurrency / n))
         config = WorkerConfig(opts=_portable(runner), run_dir=str(runner.run_dir), concurrency=per_worker,
                               max_connections=max(1, math.ceil(runner.opts.max_connections / n)))
-        driver = _Driver(self, runner, ray, writer, summary, todo, config, per_worker)
+        driver = _Driver(self, runner, ray, writer, summary, todo, config, per_worker, plan.new_run)
         runner._emit(f"ray: {n} worker(s), {per_worker} task(s) at once each")
         try:
             await driver.run(n, self.max_replacements if self.max_replacements is not None else 2 * n)
@@ -251,8 +251,10 @@ class _Driver:
     """The driver's side of one run: feeds workers, writes outcomes, replaces lost workers."""
 
     def __init__(self, ex: RayExecutor, runner: Runner, ray: Any, writer: RecordWriter, summary: RunSummary,
-                 todo: deque[Unit], config: WorkerConfig, per_worker: int) -> None:
+                 todo: deque[Unit], config: WorkerConfig, per_worker: int, new_run: bool = True) -> None:
         self.ex = ex
+        self.new_run = new_run
+        self.isolation: dict[str, Any] = {}  # node id -> the sandbox isolation its workers found
         self.runner = runner
         self.ray = ray
         self.writer = writer
@@ -290,6 +292,11 @@ class _Driver:
         if not drivers:  # not one worker: the run cannot go on (a missing one only slows it down)
             self.stop = next(g for g in started if isinstance(g, RunAborted))
             return
+        if self.new_run:  # where the run's tasks ran, and each node's sandbox isolation (the driver's is not it)
+            info = {**self.ex.describe(), "workers": len(drivers), "nodes": sorted(self.ex.nodes)}
+            if self.isolation:
+                info["isolation"] = self.isolation
+            self.runner._record_backend("executor", info)
         try:
             await self._supervise(drivers, n, replacements)
         finally:  # interrupted (Ctrl-C) or failed: no feeder may outlive the run (their workers get killed)
@@ -351,7 +358,13 @@ class _Driver:
             self.ray.kill(handle)
             raise RunAborted(f"a Ray worker could not load the run: {info['error']}")
         w.info = info
-        self.ex.nodes.add(str(info.get("node")))
+        node = str(info.get("node"))
+        self.ex.nodes.add(node)
+        iso = info.get("isolation")
+        if isinstance(iso, dict) and node not in self.isolation:
+            self.isolation[node] = iso
+            for warning in iso.get("warnings") or []:
+                self.runner._emit(f"ray: node {node[:12]}: sandbox: {warning}")
         self.runner._emit(f"ray: worker {info.get('worker')} (pid {info.get('pid')}) started on node "
                           f"{str(info.get('node'))[:12]}")
         return w

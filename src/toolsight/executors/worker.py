@@ -29,7 +29,7 @@ from toolsight.errors import EXIT_ABORTED, RunAborted
 from toolsight.limiter import LimitChange
 from toolsight.record import Record
 from toolsight.retry import ModelCaller
-from toolsight.runner import CallerModel, RunError, Runner, RunOptions, _size_sandbox, load_for_run
+from toolsight.runner import CallerModel, RunError, Runner, RunOptions, _size_sandbox, isolation, load_for_run
 from toolsight.scoring.base import ScoreContext
 from toolsight.store import artifact_dir, record_line
 from toolsight.tasks.dataset import task_hashes
@@ -124,10 +124,12 @@ class TaskWorker:
         for lim in limiters:  # as a local run's limits.jsonl starts: each limit as the worker found it
             self._note_change(LimitChange(lim.key, lim.current, lim.current, "run-start", lim.inflight))
             self._unsubscribe.append(lim.subscribe(self._note_change))
+        info: dict[str, Any] = {"worker": self.name, "pid": os.getpid(), "tasks": len(self.tasks),
+                                "limit": self.caller.limiter.status()}
         if r.uses_sandbox:
             _size_sandbox(self.config.concurrency)
-        return {"worker": self.name, "pid": os.getpid(), "tasks": len(self.tasks),
-                "limit": self.caller.limiter.status()}
+            info["isolation"] = isolation(True)  # this node's sandbox layers, for the driver's manifest
+        return info
 
     def _note_change(self, change: LimitChange) -> None:
         self._changes.append({**change.as_dict(), "worker": self.name})
