@@ -146,7 +146,9 @@ def child_toolsight(a: argparse.Namespace) -> dict[str, Any]:
     if a.profile:
         import cProfile
 
-        prof = cProfile.Profile()
+        # the main thread's CPU time, not wall time: on a shared machine, wall time charges a function
+        # for the moments another process had the core
+        prof = cProfile.Profile(time.thread_time)
         prof.enable()
     c0, _ = _usage()
     t0 = time.perf_counter()
