@@ -497,24 +497,35 @@ class Runner:
 
     async def _within_deadline(self, work: Coroutine[Any, Any, Trajectory], caller: ModelCaller) -> Trajectory:
         """Await `work` for at most --task-timeout seconds, not counting time the run was paused
-        for an unreachable endpoint (a task should not time out because the server was down)."""
-        job = asyncio.ensure_future(work)
-        t0, paused0 = time.monotonic(), caller.breaker.down_seconds()
-        try:
-            while True:
-                left = t0 + self.task_timeout + (caller.breaker.down_seconds() - paused0) - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                done, _ = await asyncio.wait({job}, timeout=left)
-                if done:
-                    return job.result()
-        finally:
-            if not job.done():
-                job.cancel()
-                with contextlib.suppress(BaseException):
-                    await job
-            elif not job.cancelled():
-                job.exception()  # mark it retrieved: the run reports the first failure, not asyncio
+        for an unreachable endpoint (a task should not time out because the server was down).
+
+        `work` runs in the calling task under one timer (no task and waiter per task, as
+        `asyncio.wait` needs): when the timer fires, the deadline is computed again with the pauses
+        since, and the timer is set again or the work is cancelled as a timeout."""
+        loop = asyncio.get_running_loop()
+        start, paused0 = loop.time(), caller.breaker.down_seconds()
+
+        def due() -> float:
+            return start + self.task_timeout + (caller.breaker.down_seconds() - paused0)
+
+        timer: asyncio.TimerHandle
+        async with asyncio.timeout(None) as limit:
+            def check() -> None:
+                nonlocal timer
+                when = due()
+                if when <= loop.time():
+                    limit.reschedule(loop.time())  # expire now: the work is cancelled, TimeoutError raised
+                else:
+                    timer = loop.call_at(when, check)
+
+            timer = loop.call_at(due(), check)
+            try:
+                result = await work
+            finally:
+                timer.cancel()
+        if limit.expired():  # the work swallowed the cancellation and returned: still a timeout
+            raise TimeoutError
+        return result
 
     async def _run_task(self, task: Task, caller: ModelCaller, ctx: ScoreContext, epoch: int = 1) -> Record:
         t0 = time.time()

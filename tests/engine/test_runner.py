@@ -138,6 +138,23 @@ def test_task_time_limit_is_a_record(dataset: Path, tmp_path: Path) -> None:
     assert recs["t1"].trajectory.stop_reason == "time_limit" and recs["t2"].error is None
 
 
+def test_a_task_that_swallows_its_cancellation_still_ends_at_its_time_limit(dataset: Path, tmp_path: Path) -> None:
+    class Stubborn(StepModel):
+        async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> object:  # type: ignore[override]
+            if _task_id(messages) == "t1":
+                try:
+                    await asyncio.sleep(30)
+                except asyncio.CancelledError:
+                    pass  # ignores the cancellation and answers anyway
+            return answer_by_parity(messages, tools)
+
+    out = tmp_path / "run"
+    asyncio.run(_runner(dataset, out, Stubborn(answer_by_parity), task_timeout=0.5, limit=3).run())
+    recs = {r.task_id: r for r in iter_records(out)}
+    assert recs["t1"].error and recs["t1"].error.startswith("time limit")
+    assert recs["t2"].error is None
+
+
 def test_deterministic_calls_are_cached(dataset: Path, tmp_path: Path) -> None:
     calls: list[int] = []
 
