@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -541,7 +542,7 @@ class Runner:
         error: str | None = None
         traj = Trajectory()
         try:
-            inputs = register_inputs(task, self.loaded.root, toolbox)
+            inputs = register_inputs(task, self._dataset_root, toolbox, root_resolved=True)
             traj = await self._within_deadline(agent.run(task, toolbox, inputs), caller)
         except TaskFailed as exc:
             traj, error = exc.trajectory, str(exc)
@@ -576,6 +577,12 @@ class Runner:
             tags=task.tags, trajectory=traj, score=score, error=error, started_at=t0,
             duration_s=round(time.time() - t0, 4), extra=extra, task_hash=self.task_hashes.get(task.id),
         )
+
+    @functools.cached_property
+    def _dataset_root(self) -> Path:
+        """The dataset folder resolved once per runner (not per task; not per process either: a
+        folder behind a symlink may point elsewhere in a later run of the same process)."""
+        return self.loaded.root.resolve()
 
     def _check_disk(self, traj: Trajectory, error: str | None) -> None:
         """A task that met a full disk (in a tool, say) did not really finish: stop, do not record it."""

@@ -15,7 +15,6 @@ import os
 import struct
 import zlib
 from collections.abc import Iterator
-from functools import lru_cache
 from pathlib import Path
 
 from PIL import Image
@@ -33,12 +32,14 @@ class InputImageError(ToolsightError):
     """A task's input image that cannot be used (names the task, the image and why)."""
 
 
-def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox) -> dict[str, Artifact]:
-    """Copy the task's input images into its workspace (under their base names) as input artifacts."""
+def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox, *, root_resolved: bool = False) -> dict[str, Artifact]:
+    """Copy the task's input images into its workspace (under their base names) as input artifacts.
+    `root_resolved`: `dataset_root` is already resolved (the runner resolves it once per run: it
+    stats every component of the path)."""
     out: dict[str, Artifact] = {}
     used: set[str] = set()
     ws = toolbox.store.workspace
-    root = _resolved(dataset_root)
+    root = dataset_root if root_resolved else dataset_root.resolve()
     for rel in task.image_paths():
         src = _inside(task, root, rel)
         data = src.read_bytes()  # read once: decided on, copied and hashed from the same bytes
@@ -66,12 +67,6 @@ def _unique(name: str, used: set[str]) -> str:
         name = f"{len(used)}_{name}"
     used.add(name)
     return name
-
-
-@lru_cache(maxsize=64)
-def _resolved(root: Path) -> Path:
-    # once per dataset folder, not once per task: resolve() stats every component of the path
-    return root.resolve()
 
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
