@@ -135,7 +135,7 @@ class ModelCaller:
         self.max_retry_after = max_retry_after
         self.label = label
         self.limiter = limiter or EndpointLimiter(model.name, max_connections, adaptive=False)
-        self._probe_config = GenerateConfig(max_tokens=16)
+        self._last_config: GenerateConfig | None = None
         self.breaker = CircuitBreaker(
             self._probe, label=label, threshold=breaker_threshold, backoff_base=backoff_base,
             # probe often enough to notice the end of a short outage, rarely enough to be cheap
@@ -160,7 +160,7 @@ class ModelCaller:
             if hit is not None:
                 self.stats.cache_hits += 1
                 return hit, CallInfo(cached=True)
-        self._probe_config = config.model_copy(update={"max_tokens": 16, "timeout": min(config.timeout, 30.0)})
+        self._last_config = config  # the probe's settings are derived from it only when probing
         out, info = await self._attempts(lambda: self.model.generate(messages, tools, config))
         info.duration_s = round(time.monotonic() - t0, 4)
         self.stats.tokens += out.usage.total_tokens
@@ -259,10 +259,18 @@ class ModelCaller:
         delay: float = min(self.backoff_max, self.backoff_base * 2.0 ** (n - 1))
         return delay * (1 + random.uniform(0, 0.25))
 
+    def _probe_config(self) -> GenerateConfig:
+        """The last call's settings with a tiny answer and a short timeout (a copy made only when
+        probing: building it for every call cost each model call a pydantic copy)."""
+        config = self._last_config
+        if config is None:
+            return GenerateConfig(max_tokens=16)
+        return config.model_copy(update={"max_tokens": 16, "timeout": min(config.timeout, 30.0)})
+
     async def _probe(self) -> None:
         """A tiny request: any answer but a transient failure means the endpoint is reachable again."""
         try:
-            await self.model.generate([Message.user("ping")], [], self._probe_config)
+            await self.model.generate([Message.user("ping")], [], self._probe_config())
         except ModelError as exc:
             kind = classify(exc)
             if kind == "fatal":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -520,24 +521,35 @@ class Runner:
 
     async def _within_deadline(self, work: Coroutine[Any, Any, Trajectory], caller: ModelCaller) -> Trajectory:
         """Await `work` for at most --task-timeout seconds, not counting time the run was paused
-        for an unreachable endpoint (a task should not time out because the server was down)."""
-        job = asyncio.ensure_future(work)
-        t0, paused0 = time.monotonic(), caller.breaker.down_seconds()
-        try:
-            while True:
-                left = t0 + self.task_timeout + (caller.breaker.down_seconds() - paused0) - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                done, _ = await asyncio.wait({job}, timeout=left)
-                if done:
-                    return job.result()
-        finally:
-            if not job.done():
-                job.cancel()
-                with contextlib.suppress(BaseException):
-                    await job
-            elif not job.cancelled():
-                job.exception()  # mark it retrieved: the run reports the first failure, not asyncio
+        for an unreachable endpoint (a task should not time out because the server was down).
+
+        `work` runs in the calling task under one timer (no task and waiter per task, as
+        `asyncio.wait` needs): when the timer fires, the deadline is computed again with the pauses
+        since, and the timer is set again or the work is cancelled as a timeout."""
+        loop = asyncio.get_running_loop()
+        start, paused0 = loop.time(), caller.breaker.down_seconds()
+
+        def due() -> float:
+            return start + self.task_timeout + (caller.breaker.down_seconds() - paused0)
+
+        timer: asyncio.TimerHandle
+        async with asyncio.timeout(None) as limit:
+            def check() -> None:
+                nonlocal timer
+                when = due()
+                if when <= loop.time():
+                    limit.reschedule(loop.time())  # expire now: the work is cancelled, TimeoutError raised
+                else:
+                    timer = loop.call_at(when, check)
+
+            timer = loop.call_at(due(), check)
+            try:
+                result = await work
+            finally:
+                timer.cancel()
+        if limit.expired():  # the work swallowed the cancellation and returned: still a timeout
+            raise TimeoutError
+        return result
 
     async def _run_task(self, task: Task, caller: ModelCaller, ctx: ScoreContext, epoch: int = 1) -> Record:
         t0 = time.time()
@@ -553,7 +565,7 @@ class Runner:
         error: str | None = None
         traj = Trajectory()
         try:
-            inputs = register_inputs(task, self.loaded.root, toolbox)
+            inputs = register_inputs(task, self._dataset_root, toolbox, root_resolved=True)
             traj = await self._within_deadline(agent.run(task, toolbox, inputs), caller)
         except TaskFailed as exc:
             traj, error = exc.trajectory, str(exc)
@@ -588,6 +600,12 @@ class Runner:
             tags=task.tags, trajectory=traj, score=score, error=error, started_at=t0,
             duration_s=round(time.time() - t0, 4), extra=extra, task_hash=self.task_hashes.get(task.id),
         )
+
+    @functools.cached_property
+    def _dataset_root(self) -> Path:
+        """The dataset folder resolved once per runner (not per task; not per process either: a
+        folder behind a symlink may point elsewhere in a later run of the same process)."""
+        return self.loaded.root.resolve()
 
     def _check_disk(self, traj: Trajectory, error: str | None) -> None:
         """A task that met a full disk (in a tool, say) did not really finish: stop, do not record it."""

@@ -9,6 +9,7 @@ that fails, as that task's error record.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import os
@@ -94,7 +95,8 @@ class RecordWriter:
     """Appends records to records.jsonl from a writer thread with group commit.
 
     `write` hands the line to the thread and returns at once, so the event loop never waits on
-    the disk. The thread writes every queued line and then fsyncs once: each record is durable
+    the disk (on an event loop, at the end of the current loop iteration, with the iteration's
+    other lines). The thread writes every queued line and then fsyncs once: each record is durable
     within one fsync of its task finishing. A record still queued when the process is killed was
     not finished; resume runs that task again. `close` drains the queue.
     """
@@ -105,6 +107,7 @@ class RecordWriter:
         self._repair_tail()
         self._fh = self.path.open("ab")
         self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._pending: list[bytes] = []  # lines of the current event-loop iteration, not yet queued
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="toolsight-records", daemon=True)
         self._thread.start()
@@ -150,7 +153,23 @@ class RecordWriter:
     def write_line(self, line: str) -> None:
         if self.error is not None:
             raise self._failure()
-        self._queue.put(line.encode("utf-8", "replace") + b"\n")
+        data = line.encode("utf-8", "replace") + b"\n"
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on an event loop: hand the line over now
+            self._flush()
+            self._queue.put(data)
+            return
+        # on the event loop, the lines of one loop iteration go to the thread together: one wake-up
+        # of the writer thread (and one GIL hand-over) per iteration rather than per record
+        self._pending.append(data)
+        if len(self._pending) == 1:
+            loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        if self._pending:
+            lines, self._pending = self._pending, []
+            self._queue.put(b"".join(lines))
 
     def _failure(self) -> OSError:
         err = self.error
@@ -159,6 +178,7 @@ class RecordWriter:
         return OSError(f"cannot write {self.path}: {err}")
 
     def close(self) -> None:
+        self._flush()
         self._queue.put(None)
         self._thread.join()
         try:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from toolsight.agents.inputs import InputImageError, register_inputs
+from toolsight.agents.inputs import InputImageError, plain_png_size, register_inputs
 from toolsight.agents.loop import register_inputs as from_loop
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Artifact, ArtifactStore, Toolbox
@@ -70,6 +70,19 @@ def _gif(p: Path) -> None:
     frames[0].save(p, save_all=True, append_images=frames[1:], duration=50, loop=0)
 
 
+def _apng(p: Path) -> None:
+    frames = [Image.new("RGB", (40, 30), c) for c in [(255, 0, 0), (0, 255, 0), (0, 0, 255)]]
+    frames[0].save(p, save_all=True, append_images=frames[1:], duration=50)
+
+
+def _palette_png(p: Path) -> None:
+    Image.new("RGB", (40, 30), (255, 0, 0)).convert("P").save(p)
+
+
+def _la_png(p: Path) -> None:
+    Image.new("LA", (40, 30), (128, 200)).save(p)
+
+
 @pytest.mark.parametrize(
     ("name", "make", "was", "out_name", "fmt", "mode"),
     [
@@ -77,6 +90,9 @@ def _gif(p: Path) -> None:
         ("scan.tif", _tiff, "TIFF RGB", "scan.png", "PNG", "RGB"),
         ("depth.png", _png16, "PNG I;16", "depth.png", "PNG", "L"),
         ("anim.gif", _gif, "GIF P, 3 frames", "anim.png", "PNG", "RGB"),
+        ("anim.png", _apng, "PNG RGB, 3 frames", "anim.png", "PNG", "RGB"),
+        ("palette.png", _palette_png, "PNG P", "palette.png", "PNG", "RGB"),
+        ("greyalpha.png", _la_png, "PNG LA", "greyalpha.png", "PNG", "RGBA"),
     ],
 )
 def test_images_a_provider_cannot_take_are_converted(name: str, make: object, was: str, out_name: str, fmt: str,
@@ -111,3 +127,29 @@ def test_a_symlink_out_of_the_dataset_is_refused(tmp_path: Path) -> None:
     Image.new("RGB", (4, 4)).save(root / "real.png")
     (root / "alias.png").symlink_to(root / "real.png")
     assert _register(root, tmp_path / "ws2", "alias.png")["alias.png"] is not None
+
+
+@pytest.mark.parametrize("mode", ["L", "RGB", "RGBA", "P", "LA", "I;16", "1"])
+def test_the_png_header_check_agrees_with_pil(mode: str, tmp_path: Path) -> None:
+    """Inputs are decided from the PNG header without PIL when they are plain 8-bit grey/RGB/RGBA:
+    the size it reads is PIL's, and every other kind of PNG is left to PIL (None)."""
+    p = tmp_path / "x.png"
+    Image.new(mode, (37, 23)).save(p)
+    with Image.open(p) as im:
+        plain = im.format == "PNG" and im.mode in ("L", "RGB", "RGBA") and getattr(im, "n_frames", 1) == 1
+        assert plain_png_size(p.read_bytes()) == ((37, 23) if plain else None)
+    art = _register(tmp_path, tmp_path / "ws", "x.png")["x.png"]
+    assert (art.width, art.height) == (37, 23)
+    assert (art.converted_from is None) == plain
+
+
+def test_a_png_with_a_damaged_header_is_refused_as_pil_refuses_it(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    root.mkdir()
+    Image.new("RGB", (8, 8)).save(root / "ok.png")
+    data = bytearray((root / "ok.png").read_bytes())
+    data[29] ^= 0xFF  # a byte of the IHDR chunk's CRC
+    (root / "bad.png").write_bytes(bytes(data))
+    assert plain_png_size(bytes(data)) is None
+    with pytest.raises(InputImageError, match=r"bad\.png cannot be read"):
+        _register(root, tmp_path / "ws", "bad.png")

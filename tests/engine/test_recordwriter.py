@@ -70,3 +70,26 @@ def test_resume_and_report_survive_bad_lines(dataset: Path, tmp_path: Path) -> N
     assert s.retried == 1 and s.done == 3 and s.skipped == 3  # t2 (an error) re-run; t4, t5 new; t3 kept
     assert "records" in build_report([out])
     assert json.loads((out / "records.jsonl").read_bytes().splitlines()[-1])["task_id"] in {"t2", "t4", "t5"}
+
+
+def test_records_written_on_the_event_loop_reach_the_file_in_order_without_waiting_for_close(tmp_path: Path) -> None:
+    """On an event loop the writer hands an iteration's lines to its thread together: they still
+    reach the file, in order, while the run goes on (not only at close), and close keeps the rest."""
+    async def main() -> list[str]:
+        w = RecordWriter(tmp_path)
+        for i in range(5):
+            w.write(Record(task_id=f"a{i}", benchmark="b", setting="s", model="m"))
+        seen: list[str] = []
+        for _ in range(2000):  # the loop turns; the writer thread appends (no time asserted)
+            await asyncio.sleep(0.005)
+            seen = (tmp_path / "records.jsonl").read_text().splitlines()
+            if len(seen) == 5:
+                break
+        w.write(Record(task_id="last", benchmark="b", setting="s", model="m"))
+        w.close()  # still on the loop: the pending line is handed over before the thread stops
+        return seen
+
+    before_close = asyncio.run(main())
+    assert [json.loads(x)["task_id"] for x in before_close] == [f"a{i}" for i in range(5)]
+    ids = [r.task_id for r in iter_latest_records(tmp_path)]
+    assert ids == [f"a{i}" for i in range(5)] + ["last"]

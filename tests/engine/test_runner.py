@@ -138,6 +138,23 @@ def test_task_time_limit_is_a_record(dataset: Path, tmp_path: Path) -> None:
     assert recs["t1"].trajectory.stop_reason == "time_limit" and recs["t2"].error is None
 
 
+def test_a_task_that_swallows_its_cancellation_still_ends_at_its_time_limit(dataset: Path, tmp_path: Path) -> None:
+    class Stubborn(StepModel):
+        async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> object:  # type: ignore[override]
+            if _task_id(messages) == "t1":
+                try:
+                    await asyncio.sleep(30)
+                except asyncio.CancelledError:
+                    pass  # ignores the cancellation and answers anyway
+            return answer_by_parity(messages, tools)
+
+    out = tmp_path / "run"
+    asyncio.run(_runner(dataset, out, Stubborn(answer_by_parity), task_timeout=0.5, limit=3).run())
+    recs = {r.task_id: r for r in iter_records(out)}
+    assert recs["t1"].error and recs["t1"].error.startswith("time limit")
+    assert recs["t2"].error is None
+
+
 def test_deterministic_calls_are_cached(dataset: Path, tmp_path: Path) -> None:
     calls: list[int] = []
 
@@ -171,3 +188,25 @@ def test_tool_run_with_crop(dataset: Path, tmp_path: Path) -> None:
     produced = next(a for a in rec.trajectory.artifacts if a.id == tc.artifacts[0])
     assert (out / "artifacts" / rec.task_id / produced.file).is_file()
     assert read_manifest(out).tools[0]["name"] == "crop"
+
+
+def test_each_run_copies_inputs_from_where_its_dataset_folder_points_now(dataset: Path, tmp_path: Path) -> None:
+    """The dataset folder is resolved once per run, not once per process: a folder reached through a
+    symlink that is pointed elsewhere between two runs of one process gives the second run the new images."""
+    import shutil
+
+    from PIL import Image
+
+    v2 = tmp_path / "ds-v2"
+    shutil.copytree(dataset, v2)
+    Image.new("RGB", (9, 7), (0, 0, 255)).save(v2 / "images" / "a.png")
+    link = tmp_path / "current"
+    link.symlink_to(dataset)
+    asyncio.run(_runner(link, tmp_path / "run1", StepModel(answer_by_parity)).run())
+    link.unlink()
+    link.symlink_to(v2)
+    asyncio.run(_runner(link, tmp_path / "run2", StepModel(answer_by_parity)).run())
+    first = {r.task_id: r for r in iter_records(tmp_path / "run1")}["t0"].trajectory.artifacts[0]
+    second = {r.task_id: r for r in iter_records(tmp_path / "run2")}["t0"].trajectory.artifacts[0]
+    assert (first.width, first.height) != (9, 7) and (second.width, second.height) == (9, 7)
+    assert (tmp_path / "run2" / "artifacts" / "t0" / "a.png").read_bytes() == (v2 / "images" / "a.png").read_bytes()

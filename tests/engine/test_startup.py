@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 HEAVY = ("numpy", "PIL", "cv2", "openai", "anthropic", "google.genai", "pydantic")
 
@@ -25,3 +26,40 @@ def test_help_imports_no_heavy_module() -> None:
     assert "Usage" in r.stdout and "run" in r.stdout
     loaded = json.loads(r.stdout.strip().splitlines()[-1])
     assert not [m for m in loaded if m.split(".")[0] in {h.split(".")[0] for h in HEAVY}], loaded
+
+
+RUN_PROBE = """
+import json, sys
+sys.argv = ["toolsight", "run", *sys.argv[1:]]
+import toolsight.cli
+try:
+    toolsight.cli.main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {"numpy", "cv2", "toolsight"})))
+"""
+
+
+def test_a_run_without_tool_calls_imports_no_sandbox_and_no_pixels(tmp_path: Path) -> None:
+    """`toolsight run` imports what its run uses: a crop-setting run whose model answers at once
+    never imports the sandbox (not even to shut it down at the end), nor numpy/OpenCV."""
+    from PIL import Image
+
+    from toolsight.models.scripted import Rule, Script, ScriptedServer
+    from toolsight.tasks.dataset import write_dataset
+    from toolsight.tasks.schema import ImageRef, Task, Turn
+
+    data = tmp_path / "data"
+    data.mkdir()
+    Image.new("RGB", (8, 8), (1, 2, 3)).save(data / "a.png")
+    write_dataset(data, [Task(id=f"t{i}", turns=[Turn(prompt="which?", images=[ImageRef(path="a.png")], answer="A")])
+                         for i in range(3)])
+    with ScriptedServer(Script(rule=Rule(tool="crop", calls=0, answer="<answer>A</answer>"))) as srv:
+        args = [str(data), "--model", "openai/m", "--base-url", srv.base_url + "/v1", "--setting", "crop",
+                "--retries", "0", "--no-cache", "--no-report", "--out", str(tmp_path / "run")]
+        r = subprocess.run([sys.executable, "-c", RUN_PROBE, *args], capture_output=True, text=True, timeout=120)
+        assert len(srv.requests) == 3, r.stderr[-2000:]
+    loaded = json.loads(r.stdout.strip().splitlines()[-1])
+    assert "toolsight.tools.sandbox" not in loaded
+    assert not [m for m in loaded if m.split(".")[0] in {"numpy", "cv2"}], loaded
+    assert "toolsight.runner" in loaded  # the probe saw the run's modules

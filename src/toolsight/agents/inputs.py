@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import struct
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,41 +32,86 @@ class InputImageError(ToolsightError):
     """A task's input image that cannot be used (names the task, the image and why)."""
 
 
-def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox) -> dict[str, Artifact]:
-    """Copy the task's input images into its workspace (under their base names) as input artifacts."""
+def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox, *, root_resolved: bool = False) -> dict[str, Artifact]:
+    """Copy the task's input images into its workspace (under their base names) as input artifacts.
+    `root_resolved`: `dataset_root` is already resolved (the runner resolves it once per run: it
+    stats every component of the path)."""
     out: dict[str, Artifact] = {}
     used: set[str] = set()
     ws = toolbox.store.workspace
-    root = dataset_root.resolve()
+    root = dataset_root if root_resolved else dataset_root.resolve()
     for rel in task.image_paths():
         src = _inside(task, root, rel)
         data = src.read_bytes()  # read once: decided on, copied and hashed from the same bytes
+        size = plain_png_size(data)
+        if size is not None:  # the common case, decided from the header without PIL (~0.1 ms a task)
+            name = _unique(Path(rel).name, used)
+            (ws / name).write_bytes(data)  # a private copy, never a hard link
+            out[rel] = toolbox.store.add_file(ws / name, source="input", keep_name=True, data=data, size=size)
+            continue
         with _open(task, rel, data) as im:
             why = needs_conversion(im)
-            name = Path(rel).name if why is None else Path(rel).stem + _suffix(im)
-            if name in used:
-                name = f"{len(used)}_{name}"
-            used.add(name)
+            name = _unique(Path(rel).name if why is None else Path(rel).stem + _suffix(im), used)
             dest = ws / name
             if why is None:
                 dest.write_bytes(data)  # a private copy, never a hard link
             else:
                 convert(im, dest)
-        out[rel] = toolbox.store.add_file(dest, source="input", keep_name=True, converted_from=why)
+        out[rel] = toolbox.store.add_file(dest, source="input", keep_name=True, converted_from=why,
+                                          data=data if why is None else None)
     return out
 
 
+def _unique(name: str, used: set[str]) -> str:
+    if name in used:
+        name = f"{len(used)}_{name}"
+    used.add(name)
+    return name
+
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: colour types (at 8 bits per sample) that PIL opens as L, RGB and RGBA: sendable as they are
+_PLAIN_COLOUR_TYPES = frozenset({0, 2, 6})
+
+
+def plain_png_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) of a PNG that needs no conversion — 8-bit grey, RGB or RGBA, one frame, intact
+    chunks up to the first IDAT (as PIL checks when it opens one), within PIL's pixel limit — read
+    from its chunks; None for anything else, which then goes through PIL."""
+    if len(data) < 33 or data[:8] != _PNG_SIGNATURE or data[12:16] != b"IHDR":
+        return None
+    width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
+    if depth != 8 or colour not in _PLAIN_COLOUR_TYPES or not 0 < width * height <= Image.MAX_IMAGE_PIXELS:
+        return None
+    pos = 8
+    while pos + 12 <= len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind = data[pos + 4:pos + 8]
+        end = pos + 8 + length
+        if end + 4 > len(data):
+            return None
+        if kind == b"IDAT":
+            return width, height
+        if kind == b"acTL" or zlib.crc32(data[pos + 4:end]) != struct.unpack(">I", data[end:end + 4])[0]:
+            return None  # an animation (frames), or a damaged chunk: PIL decides and explains
+        pos = end + 4
+    return None
+
+
 def _inside(task: Task, root: Path, rel: str) -> Path:
+    # os.path on strings: the same realpath as Path.resolve(strict=True), without building Paths
+    # for every component (this runs for every input of every task)
     try:
-        src = (root / rel).resolve(strict=True)
+        src = os.path.realpath(os.path.join(root, rel), strict=True)
     except (OSError, RuntimeError):
         raise InputImageError(f"task {task.id}: input image {rel} not found in {root}") from None
-    if not src.is_relative_to(root):
+    base = str(root)
+    if not src.startswith(base.rstrip(os.sep) + os.sep):
         raise InputImageError(
             f"task {task.id}: input image {rel} resolves to {src}, outside the dataset folder {root}; "
             "copy the image into the folder"
         )
-    return src
+    return Path(src)
 
 
 @contextlib.contextmanager

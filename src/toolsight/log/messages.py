@@ -58,7 +58,8 @@ class _B64Cache:
     def __init__(self, max_entries: int = 256, max_bytes: int = 64 << 20) -> None:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
-        self._data: OrderedDict[str, str] = OrderedDict()
+        # a file's bytes until it is first sent, then their base64
+        self._data: OrderedDict[str, str | bytes] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -67,16 +68,27 @@ class _B64Cache:
             hit = self._data.get(path)
             if hit is not None:
                 self._data.move_to_end(path)
-                return hit
-        value = base64.b64encode(Path(path).read_bytes()).decode("ascii")
-        with self._lock:
-            if path not in self._data:
-                self._data[path] = value
-                self._bytes += len(value)
-                while self._data and (len(self._data) > self.max_entries or self._bytes > self.max_bytes):
-                    _, old = self._data.popitem(last=False)
-                    self._bytes -= len(old)
+                if isinstance(hit, str):
+                    return hit
+        raw = hit if hit is not None else Path(path).read_bytes()
+        value = base64.b64encode(raw).decode("ascii")
+        self._put(path, value)
         return value
+
+    def remember(self, path: str, data: bytes) -> None:
+        """`data` was just written to `path`: the first `get` encodes it without reading the file."""
+        self._put(path, data)
+
+    def _put(self, path: str, value: str | bytes) -> None:
+        with self._lock:
+            old = self._data.pop(path, None)
+            if old is not None:
+                self._bytes -= len(old)
+            self._data[path] = value
+            self._bytes += len(value)
+            while self._data and (len(self._data) > self.max_entries or self._bytes > self.max_bytes):
+                _, dropped = self._data.popitem(last=False)
+                self._bytes -= len(dropped)
 
 
 _b64_cache = _B64Cache()
@@ -84,6 +96,11 @@ _b64_cache = _B64Cache()
 
 def _b64_file(path: str) -> str:
     return _b64_cache.get(path)
+
+
+def remember_image_bytes(path: str, data: bytes) -> None:
+    """Tell the encoder that `path` now holds `data` (just written), so sending it reads nothing."""
+    _b64_cache.remember(path, data)
 
 
 Part = TextPart | ImagePart

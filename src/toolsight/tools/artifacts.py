@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from PIL import Image
 
 from toolsight.log.artifact import Artifact
+from toolsight.log.messages import remember_image_bytes
 from toolsight.tools.result import ToolError
 
 if TYPE_CHECKING:  # numpy loads with OpenCV when a tool first needs pixels: ~0.1 s off every start-up
@@ -92,18 +93,25 @@ class ArtifactStore:
         tool: str | None = None,
         keep_name: bool = False,
         converted_from: str | None = None,
+        data: bytes | None = None,
+        size: tuple[int, int] | None = None,
     ) -> Artifact:
-        """Register an image file already written (in the workspace or elsewhere)."""
-        data = path.read_bytes()
+        """Register an image file already written (in the workspace or elsewhere). `data`: the
+        file's bytes when the caller has them (spares reading the file again); `size` likewise."""
+        given = data
+        if data is None:
+            data = path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
         art_id = f"img-{digest[:12]}"
         if art_id in self._by_id:
             return self._by_id[art_id]
-        width, height = image_size(data)
+        width, height = size or image_size(data)
         # the plain comparison first: resolve() stats every component of both paths
         inside = path.parent == self.workspace or path.resolve().parent == self.workspace.resolve()
         if keep_name and inside:
             name = path.name
+            if given is not None and path.parent == self.workspace:  # the path the loop will send
+                remember_image_bytes(str(path), data)
         else:
             name = f"{art_id}{path.suffix.lower() or '.png'}"
             dest = self.workspace / name
@@ -159,7 +167,9 @@ class ArtifactStore:
         if art_id in self._by_id:
             return self._by_id[art_id]
         name = file_name or f"{art_id}{suffix}"
-        (self.workspace / name).write_bytes(data)  # the file then holds exactly the registered bytes
+        dest = self.workspace / name
+        dest.write_bytes(data)  # the file then holds exactly the registered bytes
+        remember_image_bytes(str(dest), data)  # a tool's image is usually sent next: no re-read then
         if size is None:
             size = image_size(data)
         return self._register(
