@@ -180,6 +180,23 @@ class RunSummary:
     def accuracy(self) -> float | None:
         return self.score_sum / self.scored if self.scored else None
 
+    def count(self, c: dict[str, Any]) -> None:
+        """Count one finished task from its `record_counts` (a remote worker sends those, not the record)."""
+        self.done += 1
+        self.tool_calls += int(c.get("tool_calls", 0))
+        self.tokens += int(c.get("tokens", 0))
+        if c.get("error"):
+            # lazy: the metrics module's models cost ~0.1 s of every start-up
+            from toolsight.metrics.compute import error_kind
+
+            self.errors[error_kind(str(c["error"]))] += 1
+        elif "score" not in c and c.get("unscored"):
+            self.unscored += 1
+        elif "score" in c and c.get("score_error") is None:
+            self.scored += 1
+            self.score_sum += float(c["score"])
+            self.passed += int(bool(c.get("passed")))
+
     @property
     def exit_code(self) -> int:
         """0 all tasks finished without error; 3 some ended in error; 4 stopped; 130 interrupted."""
@@ -213,6 +230,17 @@ class RunSummary:
         if errs or self.kept_errors:
             text += f". Re-run the failed tasks with: toolsight retry {self.run_dir}"
         return text
+
+
+def record_counts(rec: Record) -> dict[str, Any]:
+    """What a run's summary counts of one record: `RunSummary.count` takes it; a Ray worker sends it."""
+    t = rec.trajectory
+    out: dict[str, Any] = {"error": rec.error, "tool_calls": len(t.tool_calls), "tokens": t.usage.total_tokens,
+                           "model_calls": t.model_calls, "retries": t.retries, "cache_hits": t.cache_hits,
+                           "unscored": bool(rec.extra.get("unscored"))}
+    if rec.score is not None:
+        out.update(score=rec.score.value, passed=bool(rec.score.passed), score_error=rec.score.error)
+    return out
 
 
 class CallerModel(Model):
@@ -318,14 +346,13 @@ class Plan:
 class TaskExecutor(Protocol):
     """Runs a plan's tasks somewhere other than the runner's own event loop (toolsight.executors).
     The runner has opened, locked and planned the run directory; the executor writes each finished
-    task's artifacts and record into it (it is the run's only writer) and returns the summary."""
+    task's artifacts and record into it (it is the run's only writer), records itself in a new
+    run's manifest (`backends.executor`) and returns the summary."""
 
     name: str
     runs_web: bool  # whether it can run web tool sets (their recordings must land in the run directory)
 
     async def execute(self, runner: Runner, plan: Plan) -> RunSummary: ...
-
-    def describe(self) -> dict[str, Any]: ...
 
 
 class Runner:
@@ -633,8 +660,6 @@ class Runner:
                     raise RunStopped(str(disk_full(exc)), RunSummary(self.run_dir, len(self.loaded.tasks))) from None
                 raise
             if self.executor is not None:
-                if plan.new_run:
-                    self._record_backend("executor", self.executor.describe())
                 return await self.executor.execute(self, plan)
             return await self._execute(plan)
         finally:
@@ -745,20 +770,7 @@ class Runner:
 
     @staticmethod
     def _count(summary: RunSummary, rec: Record) -> None:
-        summary.done += 1
-        summary.tool_calls += len(rec.trajectory.tool_calls)
-        summary.tokens += rec.trajectory.usage.total_tokens
-        if rec.error:
-            # lazy: the metrics module's models cost ~0.1 s of every start-up
-            from toolsight.metrics.compute import error_kind
-
-            summary.errors[error_kind(rec.error)] += 1
-        elif rec.score is None and rec.extra.get("unscored"):
-            summary.unscored += 1
-        elif rec.score is not None and rec.score.error is None:
-            summary.scored += 1
-            summary.score_sum += rec.score.value
-            summary.passed += int(bool(rec.score.passed))
+        summary.count(record_counts(rec))
 
     async def _close(self, cache: ResponseCache | None, *callers: ModelCaller | None) -> None:
         for c in callers:

@@ -128,8 +128,6 @@ class RayExecutor:
         self.max_replacements = max_replacements
         self.nodes: set[str] = set()
         self.lost = 0
-        self.requeued = 0
-        self.duplicates = 0
 
     def describe(self) -> dict[str, Any]:
         return {"name": "ray", "address": self.address or "local", "workers": self.workers,
@@ -433,7 +431,6 @@ class _Driver:
             self.inflight.pop(unit, None)
             if unit not in self.done:
                 self.todo.appendleft(unit)  # never ran to a record: it runs again, once
-                self.ex.requeued += 1
             self.changed.notify_all()
 
     def _ingest(self, out: TaskOutcome) -> None:
@@ -444,8 +441,7 @@ class _Driver:
             if self.stop is None:
                 self.stop = RunAborted(out.abort, exit_code=out.abort_code)
             return  # not recorded: it runs on resume
-        if unit in self.done:
-            self.ex.duplicates += 1  # a second outcome for a written unit: never a second record
+        if unit in self.done:  # a second outcome for a written unit: never a second record
             return
         if self.writer.error is not None:
             err = self.writer.error
@@ -503,25 +499,14 @@ def write_artifacts(run_dir: Path, task_id: str, epoch: int, files: dict[str, by
 
 
 def count_outcome(summary: RunSummary, c: dict[str, Any]) -> None:
-    """Runner._count, from the counts a worker sent instead of the parsed record."""
-    summary.done += 1
-    summary.tool_calls += int(c.get("tool_calls", 0))
-    summary.tokens += int(c.get("tokens", 0))
+    """Count a worker's outcome as the local runner counts a record, and its calls as the local
+    runner's model caller does (the driver has no caller of its own)."""
+    summary.count(c)
     st = summary.stats
     st.calls += int(c.get("model_calls", 0))
     st.retries += int(c.get("retries", 0))
     st.cache_hits += int(c.get("cache_hits", 0))
     st.tokens += int(c.get("tokens", 0))
-    if c.get("error"):
-        from toolsight.metrics.compute import error_kind
-
-        summary.errors[error_kind(str(c["error"]))] += 1
-    elif "score" not in c and c.get("unscored"):
-        summary.unscored += 1
-    elif "score" in c and c.get("score_error") is None:
-        summary.scored += 1
-        summary.score_sum += float(c["score"])
-        summary.passed += int(bool(c.get("passed")))
 
 
 def _harness_error(runner: Runner, task_id: str, epoch: int, exc: BaseException) -> TaskOutcome:

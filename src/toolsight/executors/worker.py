@@ -27,16 +27,20 @@ from pydantic import BaseModel, ConfigDict
 
 from toolsight.errors import EXIT_ABORTED, RunAborted
 from toolsight.limiter import LimitChange
-from toolsight.record import Record
 from toolsight.retry import ModelCaller
-from toolsight.runner import CallerModel, RunError, Runner, RunOptions, _size_sandbox, isolation, load_for_run
+from toolsight.runner import (
+    CallerModel,
+    Runner,
+    RunOptions,
+    _size_sandbox,
+    isolation,
+    load_for_run,
+    record_counts,
+)
 from toolsight.scoring.base import ScoreContext
 from toolsight.store import artifact_dir, record_line
 from toolsight.tasks.dataset import task_hashes
 from toolsight.tasks.schema import Task
-
-WEB_REFUSED = ("the ray executor does not run web tool sets yet (their recordings belong in the run directory); "
-               "use --executor local for this setting")
 
 
 class WorkerConfig(BaseModel):
@@ -97,8 +101,6 @@ class TaskWorker:
         model = get_model(opts.model, base_url=opts.base_url)
         judge = get_model(opts.judge, base_url=opts.judge_base_url) if opts.judge else None
         self.runner = Runner(opts, bench, loaded, model, judge=judge)
-        if self.runner.uses_web:
-            raise RunError(WEB_REFUSED)
         self.tasks: dict[str, Task] = {t.id: t for t in self.runner.selected}
         self.caller: ModelCaller | None = None
         self.judge_caller: ModelCaller | None = None
@@ -141,8 +143,8 @@ class TaskWorker:
         if task is None:
             return self._abort(task_id, epoch, f"worker {self.name} has no task {task_id!r}: it loaded different "
                                                "data than the driver (put the data at the same path on every node)")
-        if task_hash is not None:
-            mine = task_hashes([task], self.runner.loaded.root).get(task_id)
+        if task_hash is not None and self.runner.task_hashes.get(task_id) != task_hash:
+            mine = task_hashes([task], self.runner.loaded.root).get(task_id)  # reads its images: once per task
             if mine != task_hash:
                 return self._abort(task_id, epoch, f"worker {self.name} sees task {task_id!r} with different "
                                                    "content than the driver (the data differs between nodes)")
@@ -155,7 +157,7 @@ class TaskWorker:
         files = collect_files(ws)
         shutil.rmtree(ws, ignore_errors=True)
         return TaskOutcome(task_id=task_id, epoch=epoch, line=self._rewrite(record_line(rec)), files=files,
-                           counts=outcome_counts(rec), limits=self._drain(), worker=self.name)
+                           counts=record_counts(rec), limits=self._drain(), worker=self.name)
 
     def _rewrite(self, line: str) -> str:
         """Paths under the scratch run directory become the same paths under the driver's."""
@@ -198,15 +200,4 @@ def collect_files(folder: Path) -> dict[str, bytes]:
     for p in sorted(folder.rglob("*")):
         if p.is_file() and not p.is_symlink():
             out[p.relative_to(folder).as_posix()] = p.read_bytes()
-    return out
-
-
-def outcome_counts(rec: Record) -> dict[str, Any]:
-    """The fields of a record the driver's summary counts (so the driver need not parse the line)."""
-    t = rec.trajectory
-    out: dict[str, Any] = {"error": rec.error, "tool_calls": len(t.tool_calls), "tokens": t.usage.total_tokens,
-                           "model_calls": t.model_calls, "retries": t.retries, "cache_hits": t.cache_hits,
-                           "unscored": bool(rec.extra.get("unscored"))}
-    if rec.score is not None:
-        out.update(score=rec.score.value, passed=bool(rec.score.passed), score_error=rec.score.error)
     return out
