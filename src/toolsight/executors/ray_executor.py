@@ -278,39 +278,38 @@ class _Driver:
             t for t in (getattr(rex, n, None) for n in names) if isinstance(t, type) and issubclass(t, BaseException))
 
     async def run(self, n: int, replacements: int) -> None:
-        drivers: set[asyncio.Task[None]] = set()
-        started = await asyncio.gather(*(self._spawn(i) for i in range(n)), return_exceptions=True)
-        for got in started:
-            if isinstance(got, RunAborted):
-                self.runner._emit(f"ray: {got}")
-            elif isinstance(got, BaseException):
-                raise got
-            else:
-                drivers.add(asyncio.create_task(self._drive(got), name=f"toolsight-ray-{got.index}"))
-        if not drivers:  # not one worker: the run cannot go on (a missing one only slows it down)
-            self.stop = next(g for g in started if isinstance(g, RunAborted))
-            return
-        if self.new_run:  # where the run's tasks ran, and each node's sandbox isolation (the driver's is not it)
-            info = {**self.ex.describe(), "workers": len(drivers), "nodes": sorted(self.ex.nodes)}
-            if self.isolation:
-                info["isolation"] = self.isolation
-            self.runner._record_backend("executor", info)
+        # each worker is fed as soon as it has started: waiting for all of them first could deadlock
+        # two runs of a sweep that each hold part of the cluster's CPUs while waiting for the rest
+        drivers = {asyncio.create_task(self._life(i), name=f"toolsight-ray-{i}") for i in range(n)}
         try:
             await self._supervise(drivers, n, replacements)
-        finally:  # interrupted (Ctrl-C) or failed: no feeder may outlive the run (their workers get killed)
+        finally:  # finished, interrupted (Ctrl-C) or failed: no feeder or start may outlive the run
             for d in drivers:
                 d.cancel()
             await asyncio.gather(*drivers, return_exceptions=True)
+            if self.new_run and self.ex.nodes:  # where the tasks ran, and each node's sandbox isolation
+                info = {**self.ex.describe(), "workers": len(self.workers), "nodes": sorted(self.ex.nodes)}
+                if self.isolation:
+                    info["isolation"] = self.isolation
+                self.runner._record_backend("executor", info)
+
+    async def _life(self, index: int) -> None:
+        await self._drive(await self._spawn(index))
 
     async def _supervise(self, drivers: set[asyncio.Task[None]], n: int, replacements: int) -> None:
-        """Wait for the workers' feeders; replace a lost worker while tasks remain. `drivers` is
-        updated in place, so the caller can cancel what is still running."""
+        """Wait for the workers; replace a lost worker while tasks remain; stop waiting for workers
+        still starting once nothing is left to do. `drivers` is updated in place, so the caller can
+        cancel what is still running."""
         index = n
         while drivers:
             done, _ = await asyncio.wait(drivers, return_when=asyncio.FIRST_COMPLETED)
             drivers -= done
             for d in done:
                 exc = d.exception()
+                if isinstance(exc, RunAborted):  # a worker could not start: the others go on
+                    self.runner._emit(f"ray: {exc}")
+                    await self._give_up_if_none_left(exc)
+                    continue
                 if exc is not None and not isinstance(exc, _Lost):
                     raise exc
                 if exc is None or self.stop is not None or not (self.todo or self.inflight):
@@ -322,13 +321,10 @@ class _Driver:
                     continue
                 replacements -= 1
                 self.runner._emit(f"ray: starting a replacement worker ({len(self.todo)} task(s) queued)")
-                try:
-                    w = await self._spawn(index)
-                except RunAborted as why:
-                    await self._give_up_if_none_left(why)
-                    continue
+                drivers.add(asyncio.create_task(self._life(index), name=f"toolsight-ray-{index}"))
                 index += 1
-                drivers.add(asyncio.create_task(self._drive(w), name=f"toolsight-ray-{w.index}"))
+            if self.stop is not None or not (self.todo or self.inflight):
+                return  # what remains are workers still waiting for a CPU: the caller cancels them
 
     async def _give_up_if_none_left(self, why: RunAborted) -> None:
         if not any(w.alive for w in self.workers):
