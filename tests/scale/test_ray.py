@@ -276,3 +276,20 @@ def test_sandboxed_code_runs_in_the_workers_and_each_node_s_isolation_is_recorde
     assert executor["workers"] == 2 and len(executor["nodes"]) == 2
     assert set(executor["isolation"]) == set(executor["nodes"])
     assert all(iso["sandbox"] == "fork-server" and iso["layers"]["seccomp"] for iso in executor["isolation"].values())
+
+
+def test_workers_that_cannot_start_do_not_hold_up_those_that_did(cluster: LoopbackCluster, tmp_path: Path) -> None:
+    # 3 workers asked of a 2-CPU cluster: the third waits for a CPU that never frees. The two that
+    # started must get on with the tasks (feeding only once all had started hung here for the
+    # 300 s start timeout — and deadlocked two runs of a sweep against each other).
+    data = dataset(tmp_path / "ds", 6)
+    srv = Server(cluster, tmp_path, seconds=0.01, calls=1)
+    run = tmp_path / "run"
+    try:
+        done = cluster.run(_argv(data, run, srv.url, "--concurrency", "3", "--executor", "ray", "--ray-address",
+                                 cluster.address, "--ray-workers", "3"), timeout=150, OPENAI_API_KEY="k")
+    finally:
+        srv.stop()
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(_units(run)) == 6 and all(r["score"]["value"] == 1.0 for r in records(run))
+    assert len(set(re.findall(r"started on node (\w+)", done.stderr))) == 2

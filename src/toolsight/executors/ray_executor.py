@@ -456,7 +456,7 @@ class _Driver:
 
     async def stop_workers(self) -> None:
         for w in self.workers:
-            if w.alive:
+            if w.alive and w.info:  # started: let it shut its sandbox down; one still starting is just killed
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(_await(w.handle.close.remote()), 30)
             with contextlib.suppress(Exception):
