@@ -63,6 +63,7 @@ from toolsight.scoring.base import Score, ScoreContext, Scorer
 from toolsight.store import CACHE, RecordWriter, artifact_dir, disk_has_room, is_disk_full, mentions_disk_full
 from toolsight.tasks.dataset import dataset_hash, task_hashes
 from toolsight.tasks.schema import Task
+from toolsight.tasks.taskset import TaskSet
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec
 from toolsight.tools.registry import build_tools, needs_sandbox, needs_web
 
@@ -338,7 +339,7 @@ def disk_full(exc: BaseException | str) -> RunAborted:
 class Plan:
     """What a run (or a resume) has left to do, and the summary its outcomes are counted into."""
 
-    todo: list[tuple[Task, int]]  # (task, epoch)
+    todo: list[tuple[int, int]]  # (position in Runner.selected, epoch): the task is built when it runs
     summary: RunSummary
     new_run: bool = True
 
@@ -424,8 +425,9 @@ class Runner:
                 raise RunError(f"--epochs-reducer: {exc}") from None
             self.opts = opts = opts.model_copy(update={"epochs_reducer": reducer})
 
-    def _select(self) -> list[Task]:
-        """--tag / --task-id, then --limit, then the setting's own expansion (`tasks_for`)."""
+    def _select(self) -> TaskSet:
+        """--tag / --task-id, then --limit, then the setting's own expansion (`tasks_for`); held as
+        a compact TaskSet (a run of 10,000 tasks does not hold 10,000 built tasks)."""
         from toolsight.tasks.select import SelectionError, select_tasks
 
         try:
@@ -482,8 +484,8 @@ class Runner:
     def _plan(self, old: Manifest | None, identity: dict[str, Any]) -> Plan:
         """Which tasks to run: all on a new run; on resume, those without a record, those whose last
         record is an error (unless --no-retry-errors) and those whose task changed since."""
-        tasks = self.selected
-        units = [(t, e) for e in range(1, self.opts.epochs + 1) for t in tasks]  # epoch 1 of every task first
+        ids = self.selected.ids
+        units = [(n, e) for e in range(1, self.opts.epochs + 1) for n in range(len(ids))]  # epoch 1 of every task first
         summary = RunSummary(run_dir=self.run_dir, total=len(units))
         if old is None:
             return Plan(units, summary)
@@ -512,21 +514,21 @@ class Runner:
             self._emit("warning: --force: accepting " + "; ".join(changes))
         record_resume(self.run_dir, old, event, accepted)
         status = latest_status(self.run_dir)
-        todo: list[tuple[Task, int]] = []
-        for t, epoch in units:
-            last = status.get(record_key(t.id, epoch))
+        todo: list[tuple[int, int]] = []
+        for n, epoch in units:
+            last = status.get(record_key(ids[n], epoch))
             if last is None:
-                todo.append((t, epoch))
+                todo.append((n, epoch))
                 continue
             error, th = last
-            if th is not None and th != self.task_hashes.get(t.id):
+            if th is not None and th != self.task_hashes.get(ids[n]):
                 summary.changed += 1
-                todo.append((t, epoch))
+                todo.append((n, epoch))
             elif error is None:
                 summary.skipped += 1
             elif self.opts.retry_errors:
                 summary.retried += 1
-                todo.append((t, epoch))
+                todo.append((n, epoch))
             else:
                 summary.kept_errors += 1
                 summary.skipped += 1
@@ -710,7 +712,7 @@ class Runner:
             if is_disk_full(exc):
                 raise RunStopped(str(disk_full(exc)), summary) from None
             raise
-        queue: asyncio.Queue[tuple[Task, int]] = asyncio.Queue()
+        queue: asyncio.Queue[tuple[int, int]] = asyncio.Queue()
         for t in todo:
             queue.put_nowait(t)
 
@@ -723,10 +725,10 @@ class Runner:
             while True:
                 check_writer()
                 try:
-                    task, epoch = queue.get_nowait()
+                    n, epoch = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                rec = await self._run_task(task, caller, ctx, epoch)
+                rec = await self._run_task(self.selected[n], caller, ctx, epoch)
                 check_writer()
                 try:
                     writer.write(rec)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from toolsight.errors import ToolsightError
 from toolsight.models.base import Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.schema import Task
+from toolsight.tasks.taskset import TaskSet
 from toolsight.tools.registry import ToolSet
 
 
@@ -22,13 +24,19 @@ class BenchmarkError(ToolsightError):
 
 @dataclass
 class LoadedTasks:
-    tasks: list[Task]
+    """A benchmark's tasks as loaded. A list given as `tasks` is kept as a compact `TaskSet`
+    (each task as its JSON, built when used), so a run's memory does not grow with its dataset."""
+
+    tasks: Sequence[Task]
     root: Path
     source: str
     fingerprint: str
     notes: list[str] = field(default_factory=list)
     #: an offline web corpus that belongs to the data (the default for `--web`; see toolsight.web)
     web_corpus: Path | None = None
+
+    def __post_init__(self) -> None:
+        self.tasks = TaskSet.from_tasks(self.tasks)
 
 
 class Benchmark(ABC):
@@ -89,7 +97,7 @@ class Benchmark(ABC):
         """`settings` in another loop mode. A benchmark whose official loop needs other tools or
         parameters overrides this; by default only the mode changes."""
         return settings.model_copy(update={"loop": loop})
-    def tasks_for(self, setting: str, tasks: list[Task]) -> list[Task]:
+    def tasks_for(self, setting: str, tasks: Sequence[Task]) -> Sequence[Task]:
         """The tasks a setting runs (default: as loaded). A setting that makes several independent
         calls per item (e.g. a CoT and a no-CoT prompt) may expand each item into several tasks."""
         return tasks

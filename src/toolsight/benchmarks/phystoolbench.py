@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -248,7 +249,7 @@ def download(cache: Path) -> Path:
     return cache
 
 
-def load_any(data: Path) -> tuple[Path, list[Task], str]:
+def load_any(data: Path) -> tuple[Path, Sequence[Task], str]:
     """(image root, tasks, layout name) for any supported layout at `data`."""
     if not data.exists():
         raise PhysToolBenchError(f"PhysToolBench data not found: {data} does not exist")
@@ -349,7 +350,7 @@ def phystool_settings() -> dict[str, AgentSettings]:
     }
 
 
-def expand_both(tasks: list[Task]) -> list[Task]:
+def expand_both(tasks: Iterable[Task]) -> list[Task]:
     """Each item as two tasks, CoT and no-CoT (the official `--mode both`): ids `<id>@cot`, `<id>@no-cot`."""
     out: list[Task] = []
     for t in tasks:
@@ -395,7 +396,7 @@ class PhysToolBenchmark(Benchmark):
         return LoadedTasks(tasks, root, str(data.resolve()), h,
                            notes=[f"PhysToolBench ({layout} layout): {len(tasks)} tasks: {counts}"])
 
-    def tasks_for(self, setting: str, tasks: list[Task]) -> list[Task]:
+    def tasks_for(self, setting: str, tasks: Sequence[Task]) -> Sequence[Task]:
         return expand_both(tasks) if setting == "both" else tasks
 
     def scorer(self, setting: str, mode: str = "official") -> Scorer:

@@ -185,7 +185,7 @@ class RayExecutor:
     # ---- the run ------------------------------------------------------------------------------
     async def execute(self, runner: Runner, plan: Plan) -> RunSummary:
         summary = plan.summary
-        todo: deque[Unit] = deque((t.id, epoch) for t, epoch in plan.todo)
+        todo: deque[Unit] = deque((runner.selected.ids[n], epoch) for n, epoch in plan.todo)
         if not todo:
             return summary
         ray = await asyncio.to_thread(self.connect)

@@ -40,7 +40,6 @@ from toolsight.runner import (
 from toolsight.scoring.base import ScoreContext
 from toolsight.store import artifact_dir, record_line
 from toolsight.tasks.dataset import task_hashes
-from toolsight.tasks.schema import Task
 
 
 class WorkerConfig(BaseModel):
@@ -101,7 +100,7 @@ class TaskWorker:
         model = get_model(opts.model, base_url=opts.base_url)
         judge = get_model(opts.judge, base_url=opts.judge_base_url) if opts.judge else None
         self.runner = Runner(opts, bench, loaded, model, judge=judge)
-        self.tasks: dict[str, Task] = {t.id: t for t in self.runner.selected}
+        self.tasks = self.runner.selected  # compact: each task is built when it runs
         self.caller: ModelCaller | None = None
         self.judge_caller: ModelCaller | None = None
         self.ctx = ScoreContext()

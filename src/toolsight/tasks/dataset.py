@@ -8,6 +8,7 @@ bombs, unreadable, or symlinks out of the folder are problems reported as
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import warnings
 from collections.abc import Iterable, Iterator
@@ -21,6 +22,7 @@ from pydantic import ValidationError
 
 from toolsight.errors import ToolsightError
 from toolsight.tasks.schema import Task
+from toolsight.tasks.taskset import TaskSet
 
 TASKS_FILE = "tasks.jsonl"
 #: the largest input image accepted (pixels); the same limit the tools open images with. A PNG of
@@ -54,10 +56,10 @@ class DatasetError(ToolsightError):
 
 @dataclass
 class Dataset:
-    """Tasks loaded from a folder; image paths resolve against `root`."""
+    """Tasks loaded from a folder (held compactly: a `TaskSet`); image paths resolve against `root`."""
 
     root: Path
-    tasks: list[Task]
+    tasks: TaskSet
 
     def image_path(self, rel: str) -> Path:
         return self.root / rel
@@ -143,7 +145,7 @@ def _check_image(root: Path, rel: str) -> str | None:
     return None
 
 
-def _parse(root: Path, check_images: bool) -> tuple[list[Task], list[ValidationProblem]]:
+def _parse(root: Path, check_images: bool) -> tuple[TaskSet, list[ValidationProblem]]:
     f = root / TASKS_FILE
     if not root.is_dir():
         raise DatasetError(root, [ValidationProblem(0, "(folder)", f"no such folder: {root}")])
@@ -151,7 +153,8 @@ def _parse(root: Path, check_images: bool) -> tuple[list[Task], list[ValidationP
         raise DatasetError(
             root, [ValidationProblem(0, "(file)", f"missing {f}; a dataset folder needs a tasks.jsonl")]
         )
-    tasks: list[Task] = []
+    lines: list[bytes | Task] = []  # each task's line, which builds it again (see TaskSet)
+    ids: list[str] = []
     problems: list[ValidationProblem] = []
     seen: dict[str, int] = {}
     checked: dict[str, str | None] = {}
@@ -197,10 +200,11 @@ def _parse(root: Path, check_images: bool) -> tuple[list[Task], list[ValidationP
                     why = checked[img.path]
                     if why:
                         problems.append(ValidationProblem(no, f"turns[{ti}].images[{ii}].path", why))
-        tasks.append(task)
-    if not tasks and not problems:
+        lines.append(line.strip().encode("utf-8"))
+        ids.append(task.id)
+    if not lines and not problems:
         problems.append(ValidationProblem(0, "(file)", f"{f} holds no tasks"))
-    return tasks, problems
+    return TaskSet(lines, ids), problems
 
 
 def validate_dataset(root: Path | str) -> list[ValidationProblem]:
@@ -234,23 +238,30 @@ def _file_digest(path: Path) -> str:
         return "missing"
 
 
+#: tasks hashed per batch: their images are read in parallel, and at most this many tasks are built at once
+_HASH_BATCH = 256
+
+
 def task_hashes(tasks: Iterable[Task], root: Path) -> dict[str, str]:
     """task id -> a hash of the task's content: its JSON and the bytes of every image it names.
 
     What `--resume` compares: an edited gold answer or a replaced image changes the task's hash,
     a moved folder or a path written differently does not. Each image is read once (in a few
-    threads: hashlib releases the GIL on large buffers).
+    threads: hashlib releases the GIL on large buffers). Tasks are taken a batch at a time, so a
+    `TaskSet` never has more than a batch of them built.
     """
-    tasks = list(tasks)
-    paths = sorted({rel for t in tasks for rel in t.image_paths()})
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        digests = dict(zip(paths, pool.map(lambda rel: _file_digest(root / rel), paths), strict=True))
+    digests: dict[str, str] = {}
     out: dict[str, str] = {}
-    for t in tasks:
-        h = hashlib.sha256(t.model_dump_json().encode("utf-8", "surrogatepass"))
-        for rel in t.image_paths():
-            h.update(f"\x00{rel}\x00{digests[rel]}".encode("utf-8", "surrogatepass"))
-        out[t.id] = h.hexdigest()[:16]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        it = iter(tasks)
+        while batch := list(itertools.islice(it, _HASH_BATCH)):
+            new = sorted({rel for t in batch for rel in t.image_paths()} - digests.keys())
+            digests.update(zip(new, pool.map(lambda rel: _file_digest(root / rel), new), strict=True))
+            for t in batch:
+                h = hashlib.sha256(t.model_dump_json().encode("utf-8", "surrogatepass"))
+                for rel in t.image_paths():
+                    h.update(f"\x00{rel}\x00{digests[rel]}".encode("utf-8", "surrogatepass"))
+                out[t.id] = h.hexdigest()[:16]
     return out
 
 

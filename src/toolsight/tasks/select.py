@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from toolsight.errors import ToolsightError
 from toolsight.tasks.schema import Task
+from toolsight.tasks.taskset import TaskSet
 
 
 class SelectionError(ToolsightError):
@@ -34,48 +35,53 @@ def select_tasks(
     task_ids: Sequence[str] | None = None,
     tags: Mapping[str, Sequence[str]] | None = None,
     limit: int | None = None,
-    expand: Callable[[list[Task]], list[Task]] | None = None,
-) -> list[Task]:
+    expand: Callable[[Sequence[Task]], Sequence[Task]] | None = None,
+) -> TaskSet:
     """The tasks a run covers, in dataset order: filtered by `tags` and `task_ids`, the first
     `limit` of those, then `expand`ed (a setting's own expansion, e.g. one item run with two
     prompts as the tasks `ID-cot` and `ID-no-cot`). A task id may name a dataset task (all of
     its expansions run) or an expanded task (only that one runs).
+
+    Works on positions and ids: no task is built unless a tag or an expanded id needs it.
     """
     grow = expand or (lambda ts: ts)
-    out = list(tasks)
-    for key, wanted in (tags or {}).items():
-        values = sorted({t.tags[key] for t in tasks if key in t.tags})
-        if not values:
-            known = sorted({k for t in tasks for k in t.tags})
-            raise SelectionError(
-                f"--tag {key}=…: no task has the tag {key!r}; {_near(key, known)}"
-                f"tags: {_some(known) or '(the tasks have no tags)'}")
-        for v in wanted:
-            if v not in values:
-                raise SelectionError(f"--tag {key}={v}: no task has {key}={v}; {_near(v, values)}values: {_some(values)}")
-        out = [t for t in out if t.tags.get(key) in set(wanted)]
+    pool = TaskSet.from_tasks(tasks)
+    keep = list(range(len(pool)))
+    if tags:
+        tag_of = [t.tags for t in pool]
+        for key, wanted in tags.items():
+            values = sorted({tg[key] for tg in tag_of if key in tg})
+            if not values:
+                known = sorted({k for tg in tag_of for k in tg})
+                raise SelectionError(
+                    f"--tag {key}=…: no task has the tag {key!r}; {_near(key, known)}"
+                    f"tags: {_some(known) or '(the tasks have no tags)'}")
+            for v in wanted:
+                if v not in values:
+                    raise SelectionError(f"--tag {key}={v}: no task has {key}={v}; {_near(v, values)}values: {_some(values)}")
+            keep = [n for n in keep if tag_of[n].get(key) in set(wanted)]
     direct: set[str] = set()
     exact: set[str] = set()  # expanded ids asked for by name
     if task_ids:
-        by_id = {t.id: t for t in tasks}
+        known_ids = list(dict.fromkeys(pool.ids))
         sources: set[str] = set()
         for tid in task_ids:
-            if tid in by_id:
+            if pool.position(tid) is not None:
                 direct.add(tid)
                 continue
-            source = next((t.id for t in tasks if any(e.id == tid for e in grow([t]))), None) if expand else None
+            source = next((t.id for t in pool if any(e.id == tid for e in grow([t]))), None) if expand else None
             if source is None:
-                raise SelectionError(f"--task-id {tid}: no such task; {_near(tid, list(by_id))}"
-                                     f"task ids: {_some(list(by_id))}")
+                raise SelectionError(f"--task-id {tid}: no such task; {_near(tid, known_ids)}"
+                                     f"task ids: {_some(known_ids)}")
             exact.add(tid)
             sources.add(source)
-        out = [t for t in out if t.id in direct | sources]
-    out = out[:limit] if limit else out
+        keep = [n for n in keep if pool.ids[n] in direct | sources]
+    out = pool.take(keep[:limit] if limit else keep)
     expanded = grow(out)
     if exact:
         src_of = {e.id: t.id for t in out for e in grow([t])}
         expanded = [e for e in expanded if e.id in exact or src_of.get(e.id) in direct]
-    return expanded
+    return TaskSet.from_tasks(expanded)
 
 
 def parse_tag_filters(items: Sequence[str]) -> dict[str, list[str]]:
