@@ -7,7 +7,9 @@ import hashlib
 import json
 import math
 import tracemalloc
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from PIL import Image
 
@@ -17,7 +19,7 @@ from toolsight.tasks.schema import Rubric, Task, Turn
 from toolsight.tasks.select import select_tasks
 from toolsight.tasks.taskset import TaskSet
 
-LINES = [
+LINES: list[dict[str, Any]] = [
     {"id": "a", "turns": [{"prompt": "Wie viele Äpfel? 🍎", "images": [{"path": "img.png"}], "answer": "3",
                            "answer_type": "integer"}], "tags": {"level": 2, "kind": "count"}},
     {"id": "b", "benchmark": "x", "turns": [{"prompt": "p1", "options": {"A": "red", "B": "blue"}, "answer": "A",
@@ -28,7 +30,7 @@ LINES = [
 ]
 
 
-def _dataset(tmp: Path, rows: list[dict[str, object]]) -> Path:
+def _dataset(tmp: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
     Image.new("RGB", (8, 8), (200, 10, 10)).save(tmp / "img.png")
     (tmp / "tasks.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return tmp
