@@ -583,9 +583,14 @@ class Runner:
     async def _run_task(self, task: Task, caller: ModelCaller, ctx: ScoreContext, epoch: int = 1) -> Record:
         t0 = time.time()
         ws = artifact_dir(self.run_dir, task.id, epoch)
-        if ws.exists():
+        try:  # one system call in the common case (no exists() first: this runs for every task)
+            os.mkdir(ws)
+        except FileExistsError:
             shutil.rmtree(ws)  # a partial workspace from a killed run, or from an errored attempt
-        store = ArtifactStore(ws)
+            os.mkdir(ws)
+        except FileNotFoundError:  # the run's first task: artifacts/ is not there yet
+            os.makedirs(ws, exist_ok=True)
+        store = ArtifactStore(ws, created=True)
         toolbox = Toolbox(self.tools, store, task.id)
         model = self.model.for_task(task)
         calls = TaskCalls(caller if model is self.model else None, model.generate,

@@ -129,6 +129,25 @@ def test_a_symlink_out_of_the_dataset_is_refused(tmp_path: Path) -> None:
     assert _register(root, tmp_path / "ws2", "alias.png")["alias.png"] is not None
 
 
+def test_a_symlinked_folder_out_of_the_dataset_is_refused(tmp_path: Path) -> None:
+    """A symlink in the middle of the path (a folder) is followed and checked, as one at the end is;
+    a real sub-folder, a missing file and a `./` in the path take the quick check."""
+    root = tmp_path / "ds"
+    (root / "real").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    Image.new("RGB", (4, 4)).save(outside / "x.png")
+    (root / "sub").symlink_to(outside)
+    with pytest.raises(InputImageError, match="outside the dataset folder"):
+        _register(root, tmp_path / "ws", "sub/x.png")
+    Image.new("RGB", (4, 4)).save(root / "real" / "y.png")
+    assert _register(root, tmp_path / "ws2", "./real/y.png")["./real/y.png"] is not None
+    (root / "in").symlink_to(root / "real")  # a folder symlink that stays inside
+    assert _register(root, tmp_path / "ws3", "in/y.png")["in/y.png"] is not None
+    with pytest.raises(InputImageError, match="not found"):
+        _register(root, tmp_path / "ws4", "real/missing.png")
+
+
 @pytest.mark.parametrize("mode", ["L", "RGB", "RGBA", "P", "LA", "I;16", "1"])
 def test_the_png_header_check_agrees_with_pil(mode: str, tmp_path: Path) -> None:
     """Inputs are decided from the PNG header without PIL when they are plain 8-bit grey/RGB/RGBA:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import stat
 import struct
 import zlib
 from collections.abc import Iterator
@@ -99,13 +100,25 @@ def plain_png_size(data: bytes) -> tuple[int, int] | None:
 
 
 def _inside(task: Task, root: Path, rel: str) -> Path:
-    # os.path on strings: the same realpath as Path.resolve(strict=True), without building Paths
-    # for every component (this runs for every input of every task)
+    """The input image's real path, refused when it resolves outside the (resolved) dataset folder.
+
+    The common case costs one `lstat` per component of `rel`: when none of them is a symlink (and
+    `rel` has no `..`, which the task schema refuses), the path cannot leave `root`. A symlink
+    anywhere in `rel` takes the full `realpath` and checks where it lands."""
+    base = str(root)
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
     try:
+        here = base
+        for part in parts:
+            here = os.path.join(here, part)
+            if stat.S_ISLNK(os.lstat(here).st_mode):
+                break
+        else:
+            if parts and ".." not in parts:
+                return Path(here)
         src = os.path.realpath(os.path.join(root, rel), strict=True)
     except (OSError, RuntimeError):
         raise InputImageError(f"task {task.id}: input image {rel} not found in {root}") from None
-    base = str(root)
     if not src.startswith(base.rstrip(os.sep) + os.sep):
         raise InputImageError(
             f"task {task.id}: input image {rel} resolves to {src}, outside the dataset folder {root}; "

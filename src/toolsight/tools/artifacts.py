@@ -43,9 +43,11 @@ Image.MAX_IMAGE_PIXELS = 64_000_000  # decompression-bomb guard for everything t
 class ArtifactStore:
     """The artifacts of one task, stored as files in its workspace, addressed by content hash."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, *, created: bool = False) -> None:
+        """`created`: the caller has just made the folder (spares a system call per task)."""
         self.workspace = workspace
-        workspace.mkdir(parents=True, exist_ok=True)
+        if not created:
+            workspace.mkdir(parents=True, exist_ok=True)
         self._by_id: dict[str, Artifact] = {}
         self._order: list[str] = []
         self._resolved: list[str] | None = None
