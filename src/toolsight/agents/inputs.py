@@ -43,12 +43,14 @@ def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox, *, root_re
     root = dataset_root if root_resolved else dataset_root.resolve()
     for rel in task.image_paths():
         src = _inside(task, root, rel)
-        data = src.read_bytes()  # read once: decided on, copied and hashed from the same bytes
+        with open(src, "rb") as fh:  # read once: decided on, copied and hashed from the same bytes
+            data = fh.read()
         size = plain_png_size(data)
         if size is not None:  # the common case, decided from the header without PIL (~0.1 ms a task)
-            name = _unique(Path(rel).name, used)
-            (ws / name).write_bytes(data)  # a private copy, never a hard link
-            out[rel] = toolbox.store.add_file(ws / name, source="input", keep_name=True, data=data, size=size)
+            dest = ws / _unique(Path(rel).name, used)
+            with open(dest, "wb") as fh:  # a private copy, never a hard link
+                fh.write(data)
+            out[rel] = toolbox.store.add_file(dest, source="input", keep_name=True, data=data, size=size)
             continue
         with _open(task, rel, data) as im:
             why = needs_conversion(im)
@@ -99,7 +101,7 @@ def plain_png_size(data: bytes) -> tuple[int, int] | None:
     return None
 
 
-def _inside(task: Task, root: Path, rel: str) -> Path:
+def _inside(task: Task, root: Path, rel: str) -> str:
     """The input image's real path, refused when it resolves outside the (resolved) dataset folder.
 
     The common case costs one `lstat` per component of `rel`: when none of them is a symlink (and
@@ -115,7 +117,7 @@ def _inside(task: Task, root: Path, rel: str) -> Path:
                 break
         else:
             if parts and ".." not in parts:
-                return Path(here)
+                return here
         src = os.path.realpath(os.path.join(root, rel), strict=True)
     except (OSError, RuntimeError):
         raise InputImageError(f"task {task.id}: input image {rel} not found in {root}") from None
@@ -124,7 +126,7 @@ def _inside(task: Task, root: Path, rel: str) -> Path:
             f"task {task.id}: input image {rel} resolves to {src}, outside the dataset folder {root}; "
             "copy the image into the folder"
         )
-    return Path(src)
+    return src
 
 
 @contextlib.contextmanager
