@@ -3,6 +3,8 @@ across keys, ids of a setting's expanded tasks, and errors that name what exists
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from toolsight.tasks.schema import Task, Turn
@@ -14,7 +16,7 @@ def _tasks() -> list[Task]:
             for i in range(6)]
 
 
-def _expand(ts: list[Task]) -> list[Task]:  # like PhysToolBench `both`: one item, two prompts
+def _expand(ts: Sequence[Task]) -> list[Task]:  # like PhysToolBench `both`: one item, two prompts
     return [t.model_copy(update={"id": f"{t.id}-{v}"}) for t in ts for v in ("cot", "no-cot")]
 
 

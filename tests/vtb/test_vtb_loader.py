@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from toolsight.benchmarks.vtb_data import convert_rows, domain_of, parse_tool_tr
 from toolsight.tasks.schema import Task
 
 
-def _by_id(tasks: list[Task]) -> dict[str, Task]:
+def _by_id(tasks: Sequence[Task]) -> dict[str, Task]:
     return {t.id: t for t in tasks}
 
 

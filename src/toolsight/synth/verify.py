@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,7 +92,7 @@ for job in jobs:
 """
 
 
-def _run_batch(tasks: list[Task], root: Path, timeout: float) -> list[SolutionRun]:
+def _run_batch(tasks: Sequence[Task], root: Path, timeout: float) -> list[SolutionRun]:
     with tempfile.TemporaryDirectory(prefix="toolsight-ref-") as tmp:
         jobs = []
         for i, task in enumerate(tasks):
@@ -124,7 +125,7 @@ def _run_batch(tasks: list[Task], root: Path, timeout: float) -> list[SolutionRu
 
 
 def run_solutions(
-    tasks: list[Task], root: Path | str, workers: int = 2, timeout: float = 120.0, batch: bool = True
+    tasks: Sequence[Task], root: Path | str, workers: int = 2, timeout: float = 120.0, batch: bool = True
 ) -> list[SolutionRun]:
     """Run many reference solutions on `workers` processes; results in task order.
 
