@@ -62,9 +62,9 @@ bench: $(STAMP)
 	$(PY) bench/scale.py
 
 # Mutation testing (docs/testing.md): mutmut over the files in [tool.mutmut] of pyproject.toml.
-# MUTATE picks the mutants to run (module globs; e.g. MUTATE="toolsight.store*"); a file must be
+# MUTATE picks the mutants to run (module globs; e.g. MUTATE="toolsight.engine.store*"); a file must be
 # listed in only_mutate to have mutants. Results stay in mutants/ (re-runs skip what is known).
-MUTATE ?= toolsight.scoring* toolsight.metrics.chain* toolsight.store*
+MUTATE ?= toolsight.scoring* toolsight.metrics.chain* toolsight.engine.store*
 SHARED ?= $(abspath ..)/shared
 mutation: $(STAMP)
 	TOOLSIGHT_SHARED=$(SHARED) $(VENV)/bin/mutmut run $(MUTATE)

@@ -134,8 +134,8 @@ def child_toolsight(a: argparse.Namespace) -> dict[str, Any]:
     import aiohttp  # noqa: F401
     import cv2  # noqa: F401
 
+    from toolsight.engine.runner import RunOptions
     from toolsight.models.base import GenerateConfig
-    from toolsight.runner import RunOptions
     from toolsight.session import execute_run
 
     out = Path(tempfile.mkdtemp(prefix="toolsight-bench-run-"))
@@ -192,8 +192,8 @@ def check_same_requests(wire: str, tmp: Path, rounds: int, data_dirs: list[Path]
     """One task through toolsight, then through the sdk floor with the headers toolsight sent, each
     against its own recording server: every request must have the same body and headers (call ids
     come from the server, so they match too). Writes the floors' conversation into `data_dirs`."""
+    from toolsight.engine.runner import RunOptions
     from toolsight.models.scripted import ScriptedServer
-    from toolsight.runner import RunOptions
     from toolsight.session import execute_run
 
     data = make_dataset(tmp / f"check-{wire}", 1)

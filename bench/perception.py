@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "percepti
 from toolsight.agents.loop import Agent, register_inputs
 from toolsight.agents.settings import AgentSettings
 from toolsight.agents.vcr import VCRAgent
+from toolsight.benchmarks.tir_bench.generate.common import font
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart
 from toolsight.perception import ImageInput, get_detector, get_ocr
 from toolsight.perception.onnx_yolo import OnnxDetector
-from toolsight.synth.common import font
 from toolsight.tasks.schema import ImageRef, Task, Turn
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec
 from toolsight.tools.perception import perception_tools
@@ -58,7 +58,7 @@ def text_image() -> np.ndarray:
 
 
 def scene_image(tmp: Path) -> np.ndarray:
-    from toolsight.synth.phystool import generate_phystool
+    from toolsight.benchmarks.phystoolbench.generate import generate_phystool
 
     t = generate_phystool(1, 1, tmp / "scene", level="Medium-M2")[0]
     img = cv2.imread(str(tmp / "scene" / t.turns[0].images[0].path))

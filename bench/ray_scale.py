@@ -105,8 +105,8 @@ def tiny(c: LoopbackCluster, tmp: Path, n: int, repeat: int) -> None:
 def ingest(tmp: Path, n: int = 2000) -> None:
     import hashlib
 
-    from toolsight.executors.ray_executor import write_artifacts
-    from toolsight.store import RecordWriter
+    from toolsight.engine.executors.ray_executor import write_artifacts
+    from toolsight.engine.store import RecordWriter
 
     rng = np.random.default_rng(1)
     pngs = []

@@ -30,7 +30,7 @@ from pathlib import Path
 def _child(mode: str, run: Path, out: Path) -> None:
     import toolsight.report
     import toolsight.report.plots
-    from toolsight.store import iter_records
+    from toolsight.engine.store import iter_records
 
     if mode == "report-notax":  # the same report without the AST image-operation classification
         import toolsight.metrics.taxonomy as tx

@@ -30,7 +30,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from toolsight.tools import sandbox
+from toolsight import sandbox
 
 TRIVIAL = "print(1)"
 IMAGE = """

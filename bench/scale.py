@@ -35,11 +35,11 @@ import cv2
 import numpy as np
 from _tasks import write_tasks
 
-from toolsight.benchmarks.generic import DatasetBenchmark
+from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
+from toolsight.engine.runner import Runner, RunOptions, RunSummary
+from toolsight.engine.sweep import SweepRunner, expand, read_plan, write_sweep_file
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import Script, ScriptedServer
-from toolsight.runner import Runner, RunOptions, RunSummary
-from toolsight.sweep import SweepRunner, expand, read_plan, write_sweep_file
 
 
 def _dataset(root: Path, n: int) -> Path:
@@ -119,7 +119,7 @@ def sweep(tmp: Path, tasks: int, runs: int, repeat: int) -> None:
 def ingest(tmp: Path, n: int = 5000, files: int = 200, size: int = 256 * 1024) -> None:
     import os
 
-    from toolsight.store import RecordWriter
+    from toolsight.engine.store import RecordWriter
 
     line = next((tmp / "sw-0" / "runs").glob("*/records.jsonl")).read_text().splitlines()[0]
     print(f"\n3. driver ingest: {n} records of {len(line)} B, {files} artifacts of {size // 1024} KB")

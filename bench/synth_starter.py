@@ -16,8 +16,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from toolsight.synth import starter_suite
-from toolsight.synth.verify import run_solutions
+from toolsight.benchmarks.tir_bench.generate import starter_suite
+from toolsight.benchmarks.tir_bench.generate.verify import run_solutions
 
 
 def _baseline(n: int, workers: int) -> float:

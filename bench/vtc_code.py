@@ -25,10 +25,10 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from toolsight.benchmarks.vtc.code import MODEL_KEY, OfficialCodeInterpreter, VTCCodeInterpreter
-from toolsight.tools import sandbox
+from toolsight import sandbox
+from toolsight.benchmarks.vtc_bench.tools.code import MODEL_KEY, OfficialCodeInterpreter, VTCCodeInterpreter
+from toolsight.sandbox import Limits
 from toolsight.tools.base import ArtifactStore, Toolbox
-from toolsight.tools.sandbox import Limits
 
 SNIPPETS = {
     "trivial": "x = 1",

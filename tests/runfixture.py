@@ -19,12 +19,12 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from toolsight.agents.trajectory import ToolCallRecord, Trajectory, TurnResult
+from toolsight.engine.store import RECORDS, artifact_dir, write_manifest
 from toolsight.log.manifest import Manifest
+from toolsight.log.record import Record
+from toolsight.log.trajectory import ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import ImagePart, Message, TextPart, ToolCall, Usage
-from toolsight.record import Record
 from toolsight.scoring.base import JudgeCall, Score
-from toolsight.store import RECORDS, artifact_dir, write_manifest
 from toolsight.tasks.dataset import write_dataset
 from toolsight.tasks.schema import ImageRef, Task, ToolStep, Turn
 from toolsight.tools.base import Artifact

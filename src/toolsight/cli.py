@@ -155,8 +155,8 @@ def run(
 
     Writes a run directory (manifest, records, artifacts); Ctrl-C keeps finished records and prints the
     command that resumes."""
+    from toolsight.engine.runner import RunOptions
     from toolsight.models.base import GenerateConfig
-    from toolsight.runner import RunOptions
 
     if scorer_mode not in ("official", "corrected"):
         raise _fail(f"--scorer-mode {scorer_mode!r}: use 'official' or 'corrected'", EXIT_USAGE)
@@ -279,13 +279,13 @@ def generate(
         raise _fail(f"unknown generator {kind!r}; choose one of: {', '.join(kinds)} (`toolsight list generators`)", 2)
     if difficulty is not None and (kind.startswith("vtc-") or kind in ("vtb", "browse")):
         raise _fail(f"--difficulty: the {kind} generator has no difficulty levels; drop --difficulty", 2)
-    from toolsight.synth import KINDS
+    from toolsight.benchmarks.tir_bench.generate import KINDS
 
     if difficulty is not None and kind in KINDS and difficulty not in KINDS[kind].difficulties:
         levels = ", ".join(str(d) for d in KINDS[kind].difficulties)
         raise _fail(f"--difficulty {difficulty} is not valid for {kind}; choose one of: {levels}", 2)
     if difficulty is not None and kind == "phystool":
-        from toolsight.synth.phystool import LEVELS
+        from toolsight.benchmarks.phystoolbench.generate import LEVELS
 
         if not 0 <= difficulty < len(LEVELS):
             raise _fail(f"--difficulty {difficulty}: use 0-{len(LEVELS) - 1} ({', '.join(LEVELS)})", 2)
@@ -326,26 +326,26 @@ def generate(
 
 def _generate(kind: str, n: int, seed: int, out_dir: Path, difficulty: int | None, tick: Any) -> None:
     if kind == "phystool":
-        from toolsight.synth.phystool import LEVELS, generate_phystool
+        from toolsight.benchmarks.phystoolbench.generate import LEVELS, generate_phystool
 
         level = LEVELS[difficulty] if difficulty is not None and 0 <= difficulty < len(LEVELS) else None
         if difficulty is not None and level is None:
             raise ValueError(f"--difficulty {difficulty}: use 0-{len(LEVELS) - 1} ({', '.join(LEVELS)})")
         generate_phystool(n, seed, out_dir, level=level, progress=tick)
     elif kind == "vtb":
-        from toolsight.benchmarks.vtb_generate import generate_vtb
+        from toolsight.benchmarks.visualtoolbench.generate import generate_vtb
 
         generate_vtb(n, seed, out_dir, progress=tick)
     elif kind.startswith("vtc-"):
-        from toolsight.synth.vtc import generate_vtc
+        from toolsight.benchmarks.vtc_bench.generate import generate_vtc
 
         generate_vtc(kind.removeprefix("vtc-"), n, seed, out_dir, progress=tick)
     elif kind == "browse":
-        from toolsight.synth.browse import generate_browse
+        from toolsight.benchmarks.visbrowse_bench.generate import generate_browse
 
         generate_browse(n, seed, out_dir, progress=tick)
     else:
-        from toolsight.synth import generate as generate_tir
+        from toolsight.benchmarks.tir_bench.generate import generate as generate_tir
 
         generate_tir(kind, n, seed, out_dir, difficulty=difficulty, progress=tick)
 
@@ -537,7 +537,7 @@ def list_tools() -> None:
             out.print(f"[bold]{name}[/]: {desc}\n    {names}", highlight=False)
         except UnknownToolSet as exc:
             out.print(f"[bold]{name}[/]: unavailable ({exc})", highlight=False)
-    from toolsight.runner import isolation
+    from toolsight.engine.runner import isolation
 
     iso = isolation(True)
     out.print("sandbox isolation: " + json.dumps(iso), highlight=False)
@@ -545,8 +545,8 @@ def list_tools() -> None:
 
 def _generator_kinds() -> dict[str, str]:
     """TIR-style kinds by name, VTC-style kinds as `vtc-NAME`."""
-    from toolsight.synth import KINDS
-    from toolsight.synth.vtc import KIND_NAMES
+    from toolsight.benchmarks.tir_bench.generate import KINDS
+    from toolsight.benchmarks.vtc_bench.generate import KIND_NAMES
 
     kinds: dict[str, str] = {}
     for name, k in KINDS.items():
@@ -616,7 +616,7 @@ def main() -> None:
         err.print(f"[bold red]stopped:[/] {_one_line(str(exc))}")
         sys.exit(exc.exit_code)
     except OSError as exc:
-        from toolsight.store import is_disk_full
+        from toolsight.engine.store import is_disk_full
 
         if not is_disk_full(exc):
             raise

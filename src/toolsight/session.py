@@ -21,8 +21,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from toolsight.api.engine import RunHooks, load_demo_prompts, make_model, run_sync
 from toolsight.api.progress import PlainProgress
 from toolsight.benchmarks.registry import get_benchmark
-from toolsight.retry import CallStats
-from toolsight.runner import RunError, Runner, RunOptions, RunSummary, load_for_run
+from toolsight.calls.retry import CallStats
+from toolsight.engine.runner import RunError, Runner, RunOptions, RunSummary, load_for_run
 
 # soft_wrap: never hard-wrap at 80 columns (a pasted resume command must stay one line)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -159,15 +159,15 @@ def _print_report(run_dir: Path) -> None:
 
 def rescore(run_dir: Path, judge: str | None, scorer: str | None, mode: str, name: str | None,
             judge_base_url: str | None = None, demo_prompts: str | None = None) -> Path:
+    from toolsight.engine.rescore import rescore_run
     from toolsight.log.files import read_manifest
-    from toolsight.rescore import rescore_run
 
     load_demo_prompts(demo_prompts)
     manifest = read_manifest(run_dir)
     bench = get_benchmark(manifest.target or manifest.benchmark)
     kwargs: dict[str, Any] = {}
     if scorer:
-        from toolsight.scoring.registry import get_scorer
+        from toolsight.benchmarks.registry import get_scorer
 
         sc = get_scorer(scorer, mode=mode)
     else:

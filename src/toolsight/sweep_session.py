@@ -1,5 +1,5 @@
 """Glue for `toolsight sweep PLAN`: read and expand the plan, start its scripted server if it asks
-for one, run the runs (toolsight.sweep) under one progress display — a line per run, with the
+for one, run the runs (toolsight.engine.sweep) under one progress display — a line per run, with the
 run's shared endpoint limit — and print and write the combined report (toolsight.report.sweep).
 
 Ctrl-C stops every run cleanly (finished records are kept); `--resume` continues the sweep.
@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from toolsight.api.engine import make_model
-from toolsight.runner import RunSummary
-from toolsight.sweep import (
+from toolsight.engine.runner import RunSummary
+from toolsight.engine.sweep import (
     RunOutcome,
     Sweep,
     SweepResult,
@@ -122,8 +122,7 @@ def _run(sweep: Sweep, resume: bool, result: SweepResult) -> list[RunOutcome]:
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
-        from toolsight.tools import sandbox
-
+        from toolsight import sandbox
         sandbox.shutdown()
     return outcomes
 

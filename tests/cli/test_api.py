@@ -191,7 +191,7 @@ def test_ctrl_c_inside_a_running_loop_keeps_records_and_resumes(tmp_path: Path) 
 def test_sandboxed_tools_work_across_evaluations_and_threads(tmp_path: Path) -> None:
     """Two evaluations in one process, the second from inside a running loop (its worker thread):
     the sandbox shut down after the first starts again for the second."""
-    from toolsight.synth import generate
+    from toolsight.benchmarks.tir_bench.generate import generate
 
     generate("jigsaw", 2, 3, tmp_path / "ds", difficulty=3)
     first = toolsight.evaluate(str(tmp_path / "ds"), "reference", setting="code", out=str(tmp_path / "a"), progress=False)

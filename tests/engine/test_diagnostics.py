@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from toolsight.calls.retry import ModelCaller
 from toolsight.diagnostics import configure_logging
 from toolsight.models.base import GenerateConfig, Message, Model, ModelError, ModelOutput, TextPart
-from toolsight.retry import ModelCaller
 from toolsight.tools.base import ToolSpec
 
 
@@ -50,7 +50,7 @@ def test_a_retried_call_is_logged_at_info(tmp_path: Path, monkeypatch: pytest.Mo
     out = asyncio.run(caller([Message.user("hi")], [], GenerateConfig()))
     assert out.text == "ok" and caller.stats.retries == 1
     text = log_file.read_text(encoding="utf-8")
-    assert "INFO toolsight.retry" in text and "attempt 1" in text and "server error 500" in text
+    assert "INFO toolsight.calls.retry" in text and "attempt 1" in text and "server error 500" in text
 
 
 def test_default_level_keeps_info_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

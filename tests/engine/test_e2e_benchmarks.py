@@ -9,10 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from toolsight.benchmarks.tir_bench import export_official
+from toolsight.benchmarks.tir_bench.data import export_official
+from toolsight.benchmarks.tir_bench.generate import generate
 from toolsight.models.scripted.script import Script
 from toolsight.models.scripted.server import ScriptedServer
-from toolsight.synth import generate
 
 
 def _env(tmp: Path) -> dict[str, str]:

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from enginekit import StepModel, say
 
-from toolsight.benchmarks.generic import DatasetBenchmark
-from toolsight.breaker import CircuitBreaker, StillDown
+from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
+from toolsight.calls.breaker import CircuitBreaker, StillDown
+from toolsight.engine.runner import Runner, RunOptions, RunStopped, RunSummary
+from toolsight.engine.store import iter_records
 from toolsight.errors import EXIT_ABORTED
 from toolsight.models.base import GenerateConfig, Message, ModelError, ModelOutput
-from toolsight.runner import Runner, RunOptions, RunStopped, RunSummary
-from toolsight.store import iter_records
 from toolsight.tools.base import ToolSpec
 
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 from enginekit import StepModel, call, say
 
-from toolsight.benchmarks.generic import DatasetBenchmark
+from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
+from toolsight.engine.runner import Runner, RunOptions, RunSummary
+from toolsight.engine.store import RecordWriter
 from toolsight.log.files import iter_latest_records, latest_status
+from toolsight.log.record import Record
 from toolsight.models.base import Message, ModelOutput
-from toolsight.record import Record
 from toolsight.report import build_report
-from toolsight.runner import Runner, RunOptions, RunSummary
-from toolsight.store import RecordWriter
 from toolsight.tools.base import ToolSpec
 
 

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 from enginekit import StepModel, say, write_png
 
-from toolsight.benchmarks.generic import DatasetBenchmark
+from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
+from toolsight.engine.rundir import RunDirBusy, RunLock
+from toolsight.engine.runner import RunError, Runner, RunOptions, RunSummary
+from toolsight.engine.store import iter_records
 from toolsight.log.files import iter_latest_records, latest_records, read_manifest
 from toolsight.metrics import compute_run_metrics
 from toolsight.models.base import GenerateConfig, Message, ModelError, ModelOutput
 from toolsight.report import build_report
-from toolsight.rundir import RunDirBusy, RunLock
-from toolsight.runner import RunError, Runner, RunOptions, RunSummary
-from toolsight.store import iter_records
 from toolsight.tools.base import ToolSpec
 
 

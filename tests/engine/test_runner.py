@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from enginekit import StepModel, call, say
 
-from toolsight.benchmarks.generic import DatasetBenchmark
+from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
+from toolsight.engine.runner import RunError, Runner, RunOptions
+from toolsight.engine.store import finished_ids, iter_records, read_manifest
 from toolsight.models.base import GenerateConfig, Message, ModelError
-from toolsight.runner import RunError, Runner, RunOptions
-from toolsight.store import finished_ids, iter_records, read_manifest
 from toolsight.tools.base import ToolSpec
 
 

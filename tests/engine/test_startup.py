@@ -60,6 +60,6 @@ def test_a_run_without_tool_calls_imports_no_sandbox_and_no_pixels(tmp_path: Pat
         r = subprocess.run([sys.executable, "-c", RUN_PROBE, *args], capture_output=True, text=True, timeout=120)
         assert len(srv.requests) == 3, r.stderr[-2000:]
     loaded = json.loads(r.stdout.strip().splitlines()[-1])
-    assert "toolsight.tools.sandbox" not in loaded
+    assert "toolsight.sandbox" not in loaded
     assert not [m for m in loaded if m.split(".")[0] in {"numpy", "cv2"}], loaded
-    assert "toolsight.runner" in loaded  # the probe saw the run's modules
+    assert "toolsight.engine.runner" in loaded  # the probe saw the run's modules

@@ -1,6 +1,6 @@
 """The run directory's store, function by function: task folder names, record lines, the torn-tail
 repair, the writer's group commit and failure reporting, and disk-full detection. Written against
-the mutants `make mutation MUTATE="toolsight.store*"` left alive (docs/testing.md)."""
+the mutants `make mutation MUTATE="toolsight.engine.store*"` left alive (docs/testing.md)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from toolsight.record import Record
-from toolsight.store import (
+from toolsight.engine.store import (
     ARTIFACTS,
     RecordWriter,
     artifact_dir,
@@ -24,6 +23,7 @@ from toolsight.store import (
     record_line,
     safe_name,
 )
+from toolsight.log.record import Record
 
 
 def rec(task_id: str, **kw: object) -> Record:

@@ -9,9 +9,9 @@ import cv2
 import numpy as np
 from enginekit import imread
 
-from toolsight.benchmarks.tir import tir_settings
+from toolsight.benchmarks.tir_bench.benchmark import tir_settings
+from toolsight.benchmarks.tir_bench.tools import rotate_image
 from toolsight.tools.base import ArtifactStore, Toolbox
-from toolsight.tools.rotate import rotate_image
 
 
 def test_settings_names_tools_and_strategy_text() -> None:

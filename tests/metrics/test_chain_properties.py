@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolsight.agents.trajectory import ToolCallRecord, Trajectory, TurnResult
+from toolsight.log.trajectory import ToolCallRecord, Trajectory, TurnResult
 from toolsight.metrics.chain import task_chain
 from toolsight.tools.base import Artifact
 

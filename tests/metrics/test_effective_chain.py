@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolsight.agents.trajectory import ToolCallRecord, Trajectory, TurnResult
+from toolsight.log.trajectory import ToolCallRecord, Trajectory, TurnResult
 from toolsight.metrics.chain import task_chain, turn_chain
 from toolsight.tools.base import Artifact
 

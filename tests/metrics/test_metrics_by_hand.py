@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from toolsight.agents.trajectory import ToolCallRecord, Trajectory, TurnResult
+from toolsight.engine.store import RecordWriter, write_manifest
 from toolsight.log.manifest import Manifest
+from toolsight.log.record import Record
+from toolsight.log.trajectory import ToolCallRecord, Trajectory, TurnResult
 from toolsight.metrics import Price, bootstrap, compute_run_metrics
 from toolsight.metrics.agreement import HumanGradesError
 from toolsight.metrics.views import ScoresFileError
 from toolsight.models.base import Usage
-from toolsight.record import Record
 from toolsight.scoring.base import Score
-from toolsight.store import RecordWriter, write_manifest
 from toolsight.tools.base import Artifact
 
 MODEL = "openai/test-model"

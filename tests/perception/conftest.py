@@ -9,7 +9,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def scenes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from toolsight.synth.phystool import generate_phystool
+    from toolsight.benchmarks.phystoolbench.generate import generate_phystool
 
     root = tmp_path_factory.mktemp("scenes")
     generate_phystool(4, 3, root)

@@ -10,9 +10,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from toolsight.benchmarks.phystoolbench.generate import SIZE, _draw
 from toolsight.perception import ImageInput, get_detector
 from toolsight.perception.classical import detect_blobs
-from toolsight.synth.phystool import SIZE, _draw
 
 
 def _objects() -> list[dict[str, object]]:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from toolsight.synth.phystool import LEVELS, answer_of, generate_phystool
+from toolsight.benchmarks.phystoolbench.generate import LEVELS, answer_of, generate_phystool
 
 
 def _env() -> dict[str, str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from ptkit import LEVELS, hf_layout, image_task_layout, sample_records
 
-from toolsight.benchmarks.phystoolbench import (
+from toolsight.benchmarks.phystoolbench.benchmark import (
     PhysToolBenchError,
     PhysToolBenchmark,
     expand_both,
@@ -60,7 +60,7 @@ def test_hf_layout(tmp_path: Path) -> None:
 
 
 def test_both_expands_each_item_into_two_records() -> None:
-    from toolsight.benchmarks.phystoolbench import make_task
+    from toolsight.benchmarks.phystoolbench.benchmark import make_task
 
     t = make_task("Easy_0001", "Easy", "a.png", "1", "Q?\nNoted that cot", "Q?\nNoted that no", "Daily Life")
     cot, no = expand_both([t])

@@ -7,7 +7,7 @@ import asyncio
 import json
 
 from sharedfiles import shared_file
-from toolsight.benchmarks.phystoolbench import PhysToolBenchmark, make_task
+from toolsight.benchmarks.phystoolbench.benchmark import PhysToolBenchmark, make_task
 from toolsight.scoring.base import ScoreContext
 
 

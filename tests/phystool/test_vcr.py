@@ -144,7 +144,7 @@ def test_parse_terms() -> None:
 
 
 def test_agent_vcr_on_another_benchmark_via_cli(tmp_path: Path) -> None:
-    from toolsight.synth.phystool import _draw
+    from toolsight.benchmarks.phystoolbench.generate import _draw
 
     root = tmp_path / "ds"
     (root / "images").mkdir(parents=True)

@@ -22,11 +22,11 @@ import pytest
 from PIL import Image, ImageDraw
 
 from toolsight.benchmarks.registry import get_benchmark
+from toolsight.engine.runner import Runner, RunOptions, load_for_run
+from toolsight.engine.store import artifact_dir
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import ScriptedServer
 from toolsight.models.scripted.script import Script
-from toolsight.runner import Runner, RunOptions, load_for_run
-from toolsight.store import artifact_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(os.environ.get("TOOLSIGHT_GOLDEN_WIRE", ROOT.parent / "shared" / "golden-wire"))

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from goldenwirekit import golden_bodies, golden_files, mask_tracebacks, replay, require
 
-from toolsight.benchmarks.vtc import code as vtc_code
-from toolsight.benchmarks.vtc import loop as vtc_loop
+from toolsight.benchmarks.vtc_bench import loop as vtc_loop
+from toolsight.benchmarks.vtc_bench.tools import code as vtc_code
 
 FILES = golden_files("interface", "strong_gt", "weak", "code")
 

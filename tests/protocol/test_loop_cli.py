@@ -10,11 +10,10 @@ from pathlib import Path
 
 from vtckit import make_data
 
-from toolsight.benchmarks.registry import get_benchmark
+from toolsight.benchmarks.registry import get_benchmark, get_scorer
+from toolsight.engine.runner import Runner, RunOptions, config_hash, load_for_run
 from toolsight.models.registry import get_model
-from toolsight.runner import Runner, RunOptions, config_hash, load_for_run
 from toolsight.scoring.base import ScoreContext
-from toolsight.scoring.registry import get_scorer
 from toolsight.tasks.schema import Task, Turn
 
 

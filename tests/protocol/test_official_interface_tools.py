@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
-from toolsight.benchmarks.vtc.interface import (
+from toolsight.benchmarks.vtc_bench.tools.interface import (
     HINT_KEY,
     interface_schemas,
     lenient_json,

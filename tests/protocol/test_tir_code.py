@@ -15,13 +15,18 @@ import pytest
 from PIL import Image
 
 from toolsight.benchmarks.registry import get_benchmark
-from toolsight.benchmarks.tir_bench import export_official
-from toolsight.benchmarks.tir_code import DESCRIPTION, PACKAGE_MODULES, TIRCodeInterpreter, tir_code_tools
+from toolsight.benchmarks.tir_bench.data import export_official
+from toolsight.benchmarks.tir_bench.generate import generate
+from toolsight.benchmarks.tir_bench.tools import (
+    DESCRIPTION,
+    PACKAGE_MODULES,
+    TIRCodeInterpreter,
+    tir_code_tools,
+)
+from toolsight.engine.runner import Runner, RunOptions, load_for_run
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import ScriptedServer
 from toolsight.models.scripted.script import Script
-from toolsight.runner import Runner, RunOptions, load_for_run
-from toolsight.synth import generate
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolContext
 
 

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from toolsight.benchmarks.registry import get_benchmark
-from toolsight.benchmarks.tir_bench import export_official
+from toolsight.benchmarks.tir_bench.data import export_official
+from toolsight.benchmarks.tir_bench.generate import generate
+from toolsight.engine.runner import Runner, RunOptions, load_for_run
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import ScriptedServer
 from toolsight.models.scripted.script import Script
-from toolsight.runner import Runner, RunOptions, load_for_run
-from toolsight.synth import generate
 
 
 def _official(tmp: Path, n: int = 1) -> tuple[Path, list[dict[str, Any]]]:

@@ -15,17 +15,17 @@ import pytest
 from vtckit import make_data, run_vtc, texts
 
 from toolsight.benchmarks.registry import get_benchmark
-from toolsight.benchmarks.vtc import code as vtc_code
-from toolsight.benchmarks.vtc import loop as vtc_loop
-from toolsight.benchmarks.vtc.code import (
+from toolsight.benchmarks.vtc_bench import loop as vtc_loop
+from toolsight.benchmarks.vtc_bench.benchmark import SETTINGS, to_agent_settings
+from toolsight.benchmarks.vtc_bench.tools import code as vtc_code
+from toolsight.benchmarks.vtc_bench.tools.code import (
     FORBIDDEN_MESSAGE,
     official_cell,
     read_code,
     remove_blocking_calls,
 )
-from toolsight.benchmarks.vtc_bench import SETTINGS, to_agent_settings
+from toolsight.engine.runner import Runner, RunOptions, load_for_run
 from toolsight.models.registry import get_model
-from toolsight.runner import Runner, RunOptions, load_for_run
 
 MODEL = "Qwen3-VL-30B-A3B-Thinking"
 

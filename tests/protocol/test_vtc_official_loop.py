@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from vtckit import run_vtc, texts
 
-from toolsight.benchmarks import vtc_prompts as P
-from toolsight.benchmarks.vtc import loop as vtc_loop
-from toolsight.benchmarks.vtc.loop import extract_answer, final_text, should_retry_answer
-from toolsight.benchmarks.vtc.profiles import DriverProfile
-from toolsight.benchmarks.vtc.qwen import Item, QMsg
-from toolsight.scoring.vtc import driver_answer, official_prediction, spreadsheet_roundtrip
+from toolsight.benchmarks.vtc_bench import loop as vtc_loop
+from toolsight.benchmarks.vtc_bench import prompts as P
+from toolsight.benchmarks.vtc_bench.loop import extract_answer, final_text, should_retry_answer
+from toolsight.benchmarks.vtc_bench.profiles import DriverProfile
+from toolsight.benchmarks.vtc_bench.qwen import Item, QMsg
+from toolsight.benchmarks.vtc_bench.scorer import driver_answer, official_prediction, spreadsheet_roundtrip
 
 FLIP = {"name": "opencv_flip", "arguments": {"image": "$input:t", "param": {"direction": "vertical"}}}
 ROT = {"name": "opencv_rotate", "arguments": {"image": "$prev", "param": {"angle": 90}}}
@@ -76,11 +76,11 @@ def _run_capped(tmp: Path, question: str, steps: list[Any],
     from vtckit import make_data
 
     from toolsight.benchmarks.registry import get_benchmark
+    from toolsight.engine.runner import Runner, RunOptions, load_for_run
+    from toolsight.engine.store import artifact_dir
     from toolsight.models.registry import get_model
     from toolsight.models.scripted import ScriptedServer
     from toolsight.models.scripted.script import Script
-    from toolsight.runner import Runner, RunOptions, load_for_run
-    from toolsight.store import artifact_dir
 
     data, run = tmp / "data", tmp / "run"
     make_data(data, [{"id": "x_1", "question": question}])
@@ -189,8 +189,8 @@ def test_images_are_encoded_as_the_driver_encodes_them(tmp_path: Path) -> None:
 
     from PIL import Image
 
-    from toolsight.benchmarks.vtc.loop import images_in_text
-    from toolsight.benchmarks.vtc.qwen import image_url
+    from toolsight.benchmarks.vtc_bench.loop import images_in_text
+    from toolsight.benchmarks.vtc_bench.qwen import image_url
 
     Image.new("RGB", (20, 10), (9, 9, 9)).save(tmp_path / "tiny.png")
     Image.new("RGB", (1600, 2400), (9, 9, 9)).save(tmp_path / "tall.png")
@@ -222,7 +222,7 @@ def test_providers_without_a_raw_call_get_the_same_messages(tmp_path: Path) -> N
     from vtckit import make_data
 
     from toolsight.agents.loop import register_inputs
-    from toolsight.benchmarks.vtc_bench import SETTINGS, load_vtc_bench, to_agent_settings
+    from toolsight.benchmarks.vtc_bench.benchmark import SETTINGS, load_vtc_bench, to_agent_settings
     from toolsight.models.base import GenerateConfig, Message, ModelOutput
     from toolsight.models.scripted.inproc import ScriptedModel
     from toolsight.models.scripted.script import Script
@@ -232,7 +232,7 @@ def test_providers_without_a_raw_call_get_the_same_messages(tmp_path: Path) -> N
     make_data(tmp_path / "data", [{"id": "x_1", "question": "Which? [task:t]"}])
     (task,), _ = load_vtc_bench(tmp_path / "data")
     settings = to_agent_settings(SETTINGS["interface"])
-    from toolsight.benchmarks.vtc_bench import VTC_TOOLSETS
+    from toolsight.benchmarks.vtc_bench.benchmark import VTC_TOOLSETS
 
     box = Toolbox(build_tools(settings.tools, extra=VTC_TOOLSETS), ArtifactStore(tmp_path / "ws"), task.id)
     inputs = register_inputs(task, tmp_path / "data", box)

@@ -11,11 +11,11 @@ from typing import Any
 from goldenwirekit import stand_in
 
 from toolsight.benchmarks.registry import get_benchmark
+from toolsight.engine.runner import Runner, RunOptions, load_for_run
+from toolsight.engine.store import artifact_dir
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import ScriptedServer
 from toolsight.models.scripted.script import Script
-from toolsight.runner import Runner, RunOptions, load_for_run
-from toolsight.store import artifact_dir
 
 COLUMNS = ["index", "id", "category", "image", "question", "answer", "A", "B", "C", "D"]
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from toolsight.engine.store import RecordWriter, write_manifest
 from toolsight.log.manifest import Manifest
 from toolsight.log.record import Record
 from toolsight.log.score import Score
 from toolsight.report import build_report
-from toolsight.store import RecordWriter, write_manifest
 
 
 def _run(d: Path, n: int) -> Path:

@@ -11,14 +11,14 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from toolsight.benchmarks.generic import DatasetBenchmark
+from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
+from toolsight.engine.rescore import rescore_run
+from toolsight.engine.runner import Runner, RunOptions
+from toolsight.engine.store import iter_records
 from toolsight.metrics import compute_run_metrics
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolCall, Usage
 from toolsight.report import build_report
 from toolsight.report.viewer import build_viewer
-from toolsight.rescore import rescore_run
-from toolsight.runner import Runner, RunOptions
-from toolsight.store import iter_records
 from toolsight.tools.base import ToolSpec
 
 PRODUCED = re.compile(r"Produced image\(s\): (img-[0-9a-f]{12})")

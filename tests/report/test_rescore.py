@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from toolsight.engine.rescore import RescoreError, rescore_run
+from toolsight.engine.store import iter_records
 from toolsight.metrics import compute_run_metrics
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart
-from toolsight.rescore import RescoreError, rescore_run
 from toolsight.scoring.base import JudgeCall, Score, ScoreContext
-from toolsight.store import iter_records
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import ToolSpec
 

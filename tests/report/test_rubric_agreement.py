@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from toolsight.engine.rescore import load_run_tasks, rescore_run
+from toolsight.engine.store import iter_records
 from toolsight.metrics import compute_run_metrics
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart
-from toolsight.rescore import load_run_tasks, rescore_run
 from toolsight.scoring import registry
-from toolsight.store import iter_records
 from toolsight.tasks.schema import Rubric
 from toolsight.tools.base import ToolSpec
 

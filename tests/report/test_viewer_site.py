@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from toolsight.engine.store import iter_records
 from toolsight.report.viewer import build_viewer, make_server
 from toolsight.report.viewer_compare import build_compare
 from toolsight.report.viewer_serve import DEFAULT_PORT, ViewerError
 from toolsight.scoring.base import Score
-from toolsight.store import iter_records
 
 SRC = re.compile(r'<img class="art" src="([^"]+)"')
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from toolsight.tools import sandbox
+from toolsight import sandbox
 
 
 @pytest.fixture(scope="session")

@@ -13,11 +13,11 @@ from PIL import Image
 from toolsight.agents.loop import Agent, register_inputs
 from toolsight.agents.settings import AgentSettings
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolCall, Usage
+from toolsight.sandbox import Limits
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolContext, ToolResult, ToolSpec
 from toolsight.tools.calculator import Calculator, evaluate
 from toolsight.tools.python_tools import PythonImageProcessing, PythonInterpreter, code_tools
-from toolsight.tools.sandbox import Limits
 
 CROP_ROTATE = (
     "from PIL import Image\n"

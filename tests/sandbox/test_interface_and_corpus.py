@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from sandboxkit import need
 
-from toolsight.tools import sandbox
-from toolsight.tools.sandbox import (
+from toolsight import sandbox
+from toolsight.sandbox import (
     ExecResult,
     ForkServerBackend,
     Limits,

@@ -18,10 +18,10 @@ from PIL import Image
 from sandboxkit import need
 
 from sharedfiles import shared_file
-from toolsight.tools import sandbox
+from toolsight import sandbox
+from toolsight.sandbox import Kernel, KernelResult, Limits
 from toolsight.tools.base import ArtifactStore, Toolbox
 from toolsight.tools.python_tools import kernel_tools
-from toolsight.tools.sandbox import Kernel, KernelResult, Limits
 
 GOLDEN = "golden-wire/vtc-bench/s8-code-outputs.code.json"
 

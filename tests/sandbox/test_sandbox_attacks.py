@@ -14,9 +14,9 @@ import pytest
 from sandboxkit import need
 
 import toolsight
-from toolsight.tools import sandbox
-from toolsight.tools.sandbox import ExecResult, Limits, SandboxPool
-from toolsight.tools.sandbox import client as sandbox_client
+from toolsight import sandbox
+from toolsight.sandbox import ExecResult, Limits, SandboxPool
+from toolsight.sandbox import client as sandbox_client
 
 FAST = Limits(wall_s=3, cpu_s=2)
 
@@ -324,7 +324,7 @@ def test_isolation_report_is_complete() -> None:
 def test_missing_layers_are_reported_loudly_and_calls_still_work(ws: Path, caplog: pytest.LogCaptureFixture,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox_client, "_WARNED", set())  # an earlier test may have warned already
-    caplog.set_level(logging.WARNING, logger="toolsight.tools.sandbox.client")
+    caplog.set_level(logging.WARNING, logger="toolsight.sandbox.client")
     own = SandboxPool(size=1, config={"landlock": False, "seccomp": False})
     try:
         rep = own.isolation()

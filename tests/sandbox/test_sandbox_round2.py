@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from sandboxkit import need
 
-from toolsight.tools import sandbox
+from toolsight import sandbox
+from toolsight.sandbox import ExecResult, Limits, SandboxPool
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolContext, ToolResult
 from toolsight.tools.calculator import Calculator
 from toolsight.tools.python_tools import PythonImageProcessing, PythonInterpreter
-from toolsight.tools.sandbox import ExecResult, Limits, SandboxPool
 
 FAST = Limits(wall_s=5, cpu_s=3)
 

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from scalekit import dataset, jsonl
 
-from toolsight.benchmarks.generic import DatasetBenchmark
-from toolsight.limiter import LimiterPool
+from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
+from toolsight.calls.limiter import LimiterPool
+from toolsight.engine.runner import LIMITS, Runner, RunOptions, RunSummary
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import Script, ScriptedServer
-from toolsight.runner import LIMITS, Runner, RunOptions, RunSummary
 
 
 def _script(**capacity: Any) -> Script:

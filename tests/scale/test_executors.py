@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from scalekit import dataset
 
-from toolsight.benchmarks.generic import DatasetBenchmark
-from toolsight.executors import make_executor
-from toolsight.executors.ray_executor import RayExecutor, count_outcome, write_artifacts
-from toolsight.executors.worker import TaskOutcome, TaskWorker, WorkerConfig, collect_files
+from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
+from toolsight.engine.executors import make_executor
+from toolsight.engine.executors.ray_executor import RayExecutor, count_outcome, write_artifacts
+from toolsight.engine.executors.worker import TaskOutcome, TaskWorker, WorkerConfig, collect_files
+from toolsight.engine.runner import RunError, RunOptions, RunSummary
+from toolsight.log.record import Record
 from toolsight.models.scripted import Script, ScriptedServer
-from toolsight.record import Record
-from toolsight.runner import RunError, RunOptions, RunSummary
 from toolsight.tasks.dataset import task_hashes
 
 TOOLSIGHT = str(Path(sys.executable).parent / "toolsight")
@@ -165,7 +165,7 @@ def test_retry_runs_a_ray_run_locally_when_asked(tmp_path: Path) -> None:
 
 
 def test_the_progress_line_sums_the_workers_limits_on_the_model_endpoint() -> None:
-    from toolsight.executors.ray_executor import WorkerLimits
+    from toolsight.engine.executors.ray_executor import WorkerLimits
 
     view = WorkerLimits("http://gpu-1:8000/v1")
     for w in ("a", "b"):

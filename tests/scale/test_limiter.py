@@ -1,4 +1,4 @@
-"""The endpoint limiter's rules (toolsight.limiter), driven by real asyncio requests: the limit is
+"""The endpoint limiter's rules (toolsight.calls.limiter), driven by real asyncio requests: the limit is
 never exceeded, AIMD increases only when the limit is in use, one overload cuts once, rising
 latency cuts and a cut that did not help re-baselines, a fixed limiter never moves, cancelled
 waiters give their room back, and endpoints are named by base URL or model."""
@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from toolsight.limiter import EndpointLimiter, LimiterPool, endpoint_key
+from toolsight.calls.limiter import EndpointLimiter, LimiterPool, endpoint_key
 
 
 async def _request(lim: EndpointLimiter, seconds: float = 0.0, overload: bool = False,

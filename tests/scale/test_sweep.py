@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from scalekit import dataset, records
 
+from toolsight.engine.sweep import PlanError, SweepRunner, expand, read_plan, write_sweep_file
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import Script, ScriptedServer
-from toolsight.sweep import PlanError, SweepRunner, expand, read_plan, write_sweep_file
 
 ROOT = Path(__file__).resolve().parents[2]
 

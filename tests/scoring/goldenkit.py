@@ -26,12 +26,16 @@ if __name__ == "__main__":  # run as a script: make the test helpers importable 
 from test_judge_scripted import ScriptedJudge
 
 from fidelitykit import vectors
+from toolsight.benchmarks.phystoolbench.scorer import (
+    phystool_correct,
+    phystool_parse_cot,
+    phystool_parse_no_cot,
+)
+from toolsight.benchmarks.registry import get_scorer
+from toolsight.benchmarks.tir_bench.scorer import TirOfficialCrash, tir_score_item
+from toolsight.benchmarks.visualtoolbench.scorer import task_from_official
+from toolsight.benchmarks.vtc_bench.scorer import vtc_goes_to_judge, vtc_rule_score
 from toolsight.scoring.base import ScoreContext
-from toolsight.scoring.phystool import phystool_correct, phystool_parse_cot, phystool_parse_no_cot
-from toolsight.scoring.registry import get_scorer
-from toolsight.scoring.tir import TirOfficialCrash, tir_score_item
-from toolsight.scoring.visualtoolbench import task_from_official
-from toolsight.scoring.vtc import vtc_goes_to_judge, vtc_rule_score
 from toolsight.tasks.schema import Task, Turn
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fidelity" / "golden"

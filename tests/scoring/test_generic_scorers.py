@@ -6,9 +6,10 @@ import asyncio
 
 import pytest
 
+from toolsight.benchmarks.registry import get_scorer, scorer_names
 from toolsight.scoring.base import Score, ScoreContext
 from toolsight.scoring.generic import ExactMatchScorer, NumericScorer
-from toolsight.scoring.registry import get_scorer, register_scorer, scorer_names
+from toolsight.scoring.registry import register_scorer
 from toolsight.tasks.schema import Task, Turn
 
 

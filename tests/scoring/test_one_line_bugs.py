@@ -11,10 +11,10 @@ import asyncio
 import pytest
 from test_judge_scripted import ScriptedJudge
 
+from toolsight.benchmarks.tir_bench.scorer import resolve_choice, tir_score_item
+from toolsight.benchmarks.vtc_bench.scorer import VtcScorer, vtc_goes_to_judge, vtc_rule_score
 from toolsight.scoring.base import ScoreContext
 from toolsight.scoring.extract import choice_letter
-from toolsight.scoring.tir import resolve_choice, tir_score_item
-from toolsight.scoring.vtc import VtcScorer, vtc_goes_to_judge, vtc_rule_score
 from toolsight.tasks.schema import Task, Turn
 
 # two options share one text: naming that text names no single option

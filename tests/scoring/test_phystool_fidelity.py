@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 
 from fidelitykit import vectors
-from toolsight.scoring.base import Score, ScoreContext
-from toolsight.scoring.phystool import (
+from toolsight.benchmarks.phystoolbench.scorer import (
     PhysToolScorer,
     phystool_correct,
     phystool_normalize,
     phystool_parse_cot,
     phystool_parse_no_cot,
 )
-from toolsight.scoring.registry import get_scorer
+from toolsight.benchmarks.registry import get_scorer
+from toolsight.scoring.base import Score, ScoreContext
 from toolsight.tasks.schema import Task, Turn
 
 

@@ -11,11 +11,11 @@ import json
 import pytest
 from vtbofficial import official_judge_prompt
 
+from toolsight.benchmarks.registry import get_scorer
 from toolsight.models.registry import get_model
 from toolsight.models.scripted.script import Script
 from toolsight.models.scripted.server import ScriptedServer
 from toolsight.scoring.base import ScoreContext
-from toolsight.scoring.registry import get_scorer
 from toolsight.scoring.rubric import OFFICIAL_FAILED_REPLY
 from toolsight.tasks.schema import Rubric, Task, Turn
 

@@ -8,9 +8,9 @@ import json
 import pytest
 from test_judge_scripted import RAISE, ScriptedJudge
 
+from toolsight.benchmarks.registry import get_scorer
 from toolsight.scoring.base import Score, ScoreContext
 from toolsight.scoring.judge import JudgeUnavailableError
-from toolsight.scoring.registry import get_scorer
 from toolsight.scoring.rubric import OFFICIAL_FAILED_REPLY, parse_verdict
 from toolsight.tasks.schema import Rubric, Task, Turn
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from toolsight.benchmarks.tir_bench.scorer import TirOfficialCrash, resolve_choice, tir_score_item
+from toolsight.benchmarks.vtc_bench.scorer import vtc_judge_hit, vtc_rule_score
 from toolsight.scoring.extract import choice_letter
-from toolsight.scoring.tir import TirOfficialCrash, resolve_choice, tir_score_item
-from toolsight.scoring.vtc import vtc_judge_hit, vtc_rule_score
 
 OPTS = {"A": "23%", "B": "39%", "C": "31%", "D": "15%"}
 PROMPT = "Proportion occupied by the dog?\nA: 23%\nB: 39%\nC: 31%\nD: 15%\n"

@@ -11,14 +11,10 @@ from typing import Any
 import pytest
 
 from fidelitykit import vectors
-from toolsight.benchmarks.tir_bench import load_tir_bench
-from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolSpec
-from toolsight.scoring import tir
-from toolsight.scoring._levenshtein import distance, most_similar
-from toolsight.scoring.base import Score, ScoreContext
-from toolsight.scoring.extract import answer_tag
-from toolsight.scoring.registry import get_scorer
-from toolsight.scoring.tir import (
+from toolsight.benchmarks.registry import get_scorer
+from toolsight.benchmarks.tir_bench import scorer as tir
+from toolsight.benchmarks.tir_bench.data import load_tir_bench
+from toolsight.benchmarks.tir_bench.scorer import (
     TirOfficialCrash,
     TirScorer,
     extract_consecutive_n_squared,
@@ -29,6 +25,10 @@ from toolsight.scoring.tir import (
     random_guess_accuracy,
     tir_score_item,
 )
+from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolSpec
+from toolsight.scoring._levenshtein import distance, most_similar
+from toolsight.scoring.base import Score, ScoreContext
+from toolsight.scoring.extract import answer_tag
 from toolsight.tasks.schema import ImageRef, Task, Turn
 
 

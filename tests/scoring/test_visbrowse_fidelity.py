@@ -16,9 +16,8 @@ from test_judge_scripted import ScriptedJudge
 
 from fidelitykit import vectors
 from sharedfiles import shared_file
-from toolsight.scoring.base import Score, ScoreContext
-from toolsight.scoring.registry import get_scorer
-from toolsight.scoring.visbrowse import (
+from toolsight.benchmarks.registry import get_scorer
+from toolsight.benchmarks.visbrowse_bench.scorer import (
     VisBrowseDataError,
     decrypt,
     decrypt_record,
@@ -26,6 +25,7 @@ from toolsight.scoring.visbrowse import (
     load_decrypted,
     official_extract,
 )
+from toolsight.scoring.base import Score, ScoreContext
 from toolsight.tasks.schema import Task, Turn
 
 SAMPLE = "data/visbrowse-bench/data/VisBrowse-Bench.sample.jsonl"

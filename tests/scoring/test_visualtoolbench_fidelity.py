@@ -15,10 +15,10 @@ from test_judge_scripted import ScriptedJudge
 from vtbofficial import official_judge_prompt
 
 from fidelitykit import vectors
+from toolsight.benchmarks.registry import get_scorer
+from toolsight.benchmarks.visualtoolbench.scorer import STEM_CATEGORIES, summarize, task_from_official
 from toolsight.scoring.base import Score, ScoreContext
-from toolsight.scoring.registry import get_scorer
 from toolsight.scoring.rubric import judge_prompt
-from toolsight.scoring.visualtoolbench import STEM_CATEGORIES, summarize, task_from_official
 
 
 def _vectors() -> list[dict[str, Any]]:

@@ -9,10 +9,8 @@ from typing import Any
 import pytest
 
 from fidelitykit import vectors
-from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolSpec
-from toolsight.scoring.base import Score, ScoreContext
-from toolsight.scoring.registry import get_scorer
-from toolsight.scoring.vtc import (
+from toolsight.benchmarks.registry import get_scorer
+from toolsight.benchmarks.vtc_bench.scorer import (
     VtcScorer,
     vtc_goes_to_judge,
     vtc_judge_hit,
@@ -20,6 +18,8 @@ from toolsight.scoring.vtc import (
     vtc_judge_prompt_name,
     vtc_rule_score,
 )
+from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolSpec
+from toolsight.scoring.base import Score, ScoreContext
 from toolsight.tasks.schema import Task, Turn
 
 

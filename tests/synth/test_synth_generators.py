@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from toolsight.synth import KINDS, GenerateError, generate, make_tasks
+from toolsight.benchmarks.tir_bench.generate import KINDS, GenerateError, generate, make_tasks
 from toolsight.tasks.dataset import load_dataset, validate_dataset
 
 TIR_KEYS = {"jigsaw", "maze", "rotation_game", "ocr", "word_search", "spot_difference", "refcoco", "color"}

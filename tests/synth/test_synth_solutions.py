@@ -11,12 +11,18 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-import toolsight.synth as synth
-from toolsight.synth import KINDS, STARTER_PLAN, ensure_starter_suite, make_tasks, starter_suite
-from toolsight.synth.verify import answer_from_output, run_solution, run_solutions
+import toolsight.benchmarks.tir_bench.generate as synth
+from toolsight import sandbox
+from toolsight.benchmarks.tir_bench.generate import (
+    KINDS,
+    STARTER_PLAN,
+    ensure_starter_suite,
+    make_tasks,
+    starter_suite,
+)
+from toolsight.benchmarks.tir_bench.generate.verify import answer_from_output, run_solution, run_solutions
 from toolsight.tasks.dataset import load_dataset, validate_dataset
 from toolsight.tasks.schema import Task
-from toolsight.tools import sandbox
 from toolsight.tools.python_tools import MAX_CODE_CHARS
 
 
@@ -145,7 +151,7 @@ def test_batched_runs_keep_task_order_even_with_repeated_ids(tmp_path: Path) -> 
 def test_solution_modules_import_and_solve_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     # each solver is an importable module: its solve(PARAMS) answers a generated task in this process
-    from toolsight.synth.solutions import (
+    from toolsight.benchmarks.tir_bench.generate.solutions import (
         color_proportion,
         jigsaw,
         maze,

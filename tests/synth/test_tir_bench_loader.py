@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolsight.benchmarks.tir_bench import (
+from toolsight.benchmarks.tir_bench.data import (
     SETTINGS,
     TASK_NAMES,
     TirBenchError,
@@ -18,7 +18,7 @@ from toolsight.benchmarks.tir_bench import (
     load_tir_bench,
     parse_options,
 )
-from toolsight.synth import KINDS, make_tasks
+from toolsight.benchmarks.tir_bench.generate import KINDS, make_tasks
 
 
 def _official(tmp_path: Path) -> tuple[Path, list]:  # type: ignore[type-arg]

@@ -10,7 +10,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def miniweb(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from toolsight.synth.browse import generate_browse
+    from toolsight.benchmarks.visbrowse_bench.generate import generate_browse
 
     os.environ.setdefault("TOOLSIGHT_CACHE", str(tmp_path_factory.mktemp("cache")))
     out = tmp_path_factory.mktemp("miniweb") / "mw"

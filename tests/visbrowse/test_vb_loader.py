@@ -11,7 +11,12 @@ import pytest
 
 from sharedfiles import missing, shared_dir
 from toolsight.benchmarks.registry import get_benchmark
-from toolsight.benchmarks.visbrowse import IMAGES, VisBrowseError, load_visbrowse, read_records
+from toolsight.benchmarks.visbrowse_bench.benchmark import (
+    IMAGES,
+    VisBrowseError,
+    load_visbrowse,
+    read_records,
+)
 
 SHARED = shared_dir()
 SAMPLE = SHARED / "data" / "visbrowse-bench"
@@ -108,7 +113,7 @@ def test_torn_line_and_duplicate_id(tmp_path: Path) -> None:
 
 
 def test_decrypted_file_loads_too(tmp_path: Path) -> None:
-    from toolsight.scoring.visbrowse import load_decrypted
+    from toolsight.benchmarks.visbrowse_bench.scorer import load_decrypted
 
     rows = load_decrypted(JSONL)
     d = tmp_path / "dec"

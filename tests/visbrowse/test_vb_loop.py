@@ -11,11 +11,11 @@ import pytest
 from vbkit import ScriptModel, calls, run_task, say
 
 from toolsight.agents.loop import TaskFailed
-from toolsight.agents.trajectory import Trajectory
-from toolsight.benchmarks.visbrowse import visbrowse_settings
-from toolsight.benchmarks.visbrowse_loop import BAD_FORMAT, MUST_ANSWER, NUDGE
+from toolsight.benchmarks.visbrowse_bench.benchmark import visbrowse_settings
+from toolsight.benchmarks.visbrowse_bench.loop import BAD_FORMAT, MUST_ANSWER, NUDGE
+from toolsight.benchmarks.visbrowse_bench.scorer import make_scorer
+from toolsight.log.trajectory import Trajectory
 from toolsight.models.base import ImagePart, Message, ModelError, ModelOutput
-from toolsight.scoring.visbrowse import make_scorer
 from toolsight.tasks.dataset import load_dataset
 from toolsight.tasks.schema import Task
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from toolsight.agents.loop import register_inputs
 from toolsight.agents.settings import AgentSettings
-from toolsight.agents.trajectory import Trajectory
-from toolsight.benchmarks.visbrowse_loop import VisBrowseAgent
+from toolsight.benchmarks.visbrowse_bench.loop import VisBrowseAgent
+from toolsight.log.trajectory import Trajectory
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolCall, Usage
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec

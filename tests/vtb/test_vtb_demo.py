@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from toolsight.benchmarks.registry import get_benchmark
-from toolsight.benchmarks.vtb_generate import generate_rows
+from toolsight.benchmarks.registry import get_benchmark, get_scorer
+from toolsight.benchmarks.visualtoolbench.generate import generate_rows
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart
 from toolsight.scoring.base import ScoreContext
-from toolsight.scoring.registry import get_scorer
 from toolsight.scoring.rubric_check import check_answer
 from toolsight.tools.base import ToolSpec
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from vtbkit import official_rows, write_converted, write_parquet
 
-from toolsight.benchmarks import vtb_prompts as P
+from toolsight.benchmarks.visualtoolbench import prompts as P
 from toolsight.models.scripted.script import Script
 from toolsight.models.scripted.server import ScriptedServer
 

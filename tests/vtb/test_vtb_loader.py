@@ -11,7 +11,12 @@ from vtbkit import official_rows, write_converted, write_parquet
 
 from toolsight.benchmarks.base import BenchmarkError
 from toolsight.benchmarks.registry import get_benchmark
-from toolsight.benchmarks.vtb_data import convert_rows, domain_of, parse_tool_trajectory, task_category_of
+from toolsight.benchmarks.visualtoolbench.data import (
+    convert_rows,
+    domain_of,
+    parse_tool_trajectory,
+    task_category_of,
+)
 from toolsight.tasks.schema import Task
 
 

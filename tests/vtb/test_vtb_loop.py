@@ -15,11 +15,11 @@ from vtbkit import official_rows, write_converted
 
 from toolsight.agents.loop import register_inputs
 from toolsight.agents.settings import AgentSettings
-from toolsight.agents.trajectory import Trajectory
-from toolsight.benchmarks import vtb_prompts as P
 from toolsight.benchmarks.registry import get_benchmark
-from toolsight.benchmarks.visualtoolbench import reference_generate
-from toolsight.benchmarks.vtb_loop import VTBOfficialAgent
+from toolsight.benchmarks.visualtoolbench import prompts as P
+from toolsight.benchmarks.visualtoolbench.benchmark import reference_generate
+from toolsight.benchmarks.visualtoolbench.loop import VTBOfficialAgent
+from toolsight.log.trajectory import Trajectory
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolCall
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec
@@ -159,7 +159,7 @@ def test_no_tools_branch_sends_no_system_prompt_and_no_image_in_multi_turn(loade
 def test_jpeg_is_quality_85() -> None:
     import tempfile
 
-    from toolsight.benchmarks.vtb_loop import jpeg_part
+    from toolsight.benchmarks.visualtoolbench.loop import jpeg_part
 
     d = Path(tempfile.mkdtemp())
     src = d / "a.png"

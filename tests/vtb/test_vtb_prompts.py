@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from toolsight.benchmarks import vtb_prompts as P
 from toolsight.benchmarks.registry import get_benchmark
+from toolsight.benchmarks.visualtoolbench import prompts as P
 
 # Paper App. C.2, "System Prompt (Strong)", one line per sentence as printed.
 PAPER_STRONG = [

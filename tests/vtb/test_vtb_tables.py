@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from toolsight.agents.trajectory import ToolCallRecord, Trajectory, TurnResult
+from toolsight.engine.store import RecordWriter, write_manifest
 from toolsight.log.manifest import Manifest
+from toolsight.log.record import Record
+from toolsight.log.trajectory import ToolCallRecord, Trajectory, TurnResult
 from toolsight.metrics import compute_run_metrics
-from toolsight.record import Record
 from toolsight.report import build_report
 from toolsight.scoring.base import Score
-from toolsight.store import RecordWriter, write_manifest
 
 
 def _calls(n: int, failing: int = 0) -> list[ToolCallRecord]:

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
-from toolsight.benchmarks.vtb_tools import (
+from toolsight.benchmarks.visualtoolbench.tools import (
     OfficialTools,
     Outcome,
     TurnFiles,

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import pytest
 from webfakes import FakeApis
 
-from toolsight.benchmarks.vtb_tools import OfficialTools, start_turn
+from toolsight.benchmarks.visualtoolbench.tools import OfficialTools, start_turn
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolResult
 from toolsight.tools.registry import build_tools
 from toolsight.web import ReplayMiss, WebSession, open_session, use_session

@@ -24,7 +24,7 @@ import pytest
 from vtbkit import png, write_converted
 from webfakes import LIGHT_URL, FakeApis, write_corpus
 
-from toolsight.benchmarks import vtb_prompts as P
+from toolsight.benchmarks.visualtoolbench import prompts as P
 from toolsight.models.scripted.script import Script
 from toolsight.models.scripted.server import ScriptedServer
 from toolsight.web.cassette import CASSETTE

@@ -16,8 +16,13 @@ from typing import Any, TypeVar
 import pytest
 from webfakes import LIGHT_URL, LONG_URL, write_corpus
 
-from toolsight.benchmarks.visualtoolbench import WEB_TOOLSETS
-from toolsight.benchmarks.vtb_tools import OfficialTools, TurnFiles, UnknownOfficialTool, start_turn
+from toolsight.benchmarks.visualtoolbench.benchmark import WEB_TOOLSETS
+from toolsight.benchmarks.visualtoolbench.tools import (
+    OfficialTools,
+    TurnFiles,
+    UnknownOfficialTool,
+    start_turn,
+)
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolResult
 from toolsight.tools.registry import build_tools
 from toolsight.web import Limits, WebError, WebSession, open_session, use_session

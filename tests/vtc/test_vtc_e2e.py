@@ -10,11 +10,16 @@ from typing import Any
 from PIL import Image
 
 from toolsight.agents.loop import Agent, register_inputs
-from toolsight.benchmarks import vtc_prompts as P
-from toolsight.benchmarks.vtc_bench import SETTINGS, VTC_TOOLSETS, render_user_prompt, to_agent_settings
+from toolsight.benchmarks.vtc_bench import prompts as P
+from toolsight.benchmarks.vtc_bench.benchmark import (
+    SETTINGS,
+    VTC_TOOLSETS,
+    render_user_prompt,
+    to_agent_settings,
+)
+from toolsight.benchmarks.vtc_bench.generate import vtc_starter
 from toolsight.models.base import GenerateConfig, Message, ModelOutput
 from toolsight.models.baselines import ReferenceModel
-from toolsight.synth.vtc import vtc_starter
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec
 from toolsight.tools.registry import build_tools
 

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from sharedfiles import SHARED_ENV, in_ci, shared_dir
-from toolsight.benchmarks.vtc_bench import (
+from toolsight.benchmarks.vtc_bench.benchmark import (
     CATEGORY_ORDER,
     VTCBenchError,
     VTCBenchmark,

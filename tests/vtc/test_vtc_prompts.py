@@ -13,8 +13,8 @@ import textwrap
 import pytest
 
 from sharedfiles import SHARED_ENV, in_ci, shared_dir
-from toolsight.benchmarks import vtc_prompts as P
-from toolsight.benchmarks.vtc_bench import (
+from toolsight.benchmarks.vtc_bench import prompts as P
+from toolsight.benchmarks.vtc_bench.benchmark import (
     SETTINGS,
     VTCSetting,
     last_call_note,

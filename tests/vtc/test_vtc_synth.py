@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from toolsight.synth.vtc import KIND_NAMES, generate_vtc, read_answer, replay, vtc_starter
-from toolsight.synth.vtc.generate import VTCSynthError
+from toolsight.benchmarks.vtc_bench.generate import KIND_NAMES, generate_vtc, read_answer, replay, vtc_starter
+from toolsight.benchmarks.vtc_bench.generate.tasks import VTCSynthError
 from toolsight.tasks.dataset import load_dataset
 
 # VTC-Bench's tool-group vocabulary (research notes §2.1, the groups used in model_tools_gt)

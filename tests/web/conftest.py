@@ -16,7 +16,7 @@ def _index_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 @pytest.fixture(scope="session")
 def miniweb(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from toolsight.synth.browse import generate_browse
+    from toolsight.benchmarks.visbrowse_bench.generate import generate_browse
 
     out = tmp_path_factory.mktemp("miniweb") / "mw"
     generate_browse(8, 3, out)

@@ -17,7 +17,7 @@ from toolsight.agents.images import apply_image_budget, fit_pixels
 from toolsight.agents.inputs import register_inputs as register_inputs  # moved; kept importable here
 from toolsight.agents.settings import AgentSettings
 from toolsight.agents.textproto import describe_tools, parse_tool_calls
-from toolsight.agents.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
+from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import (
     GenerateConfig,
     ImagePart,

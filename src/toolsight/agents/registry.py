@@ -15,8 +15,8 @@ from importlib.metadata import entry_points
 from typing import Protocol
 
 from toolsight.agents.settings import AgentSettings
-from toolsight.agents.trajectory import Trajectory
 from toolsight.errors import ToolsightError
+from toolsight.log.trajectory import Trajectory
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Artifact, Toolbox, ToolSpec

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from toolsight.api.options import OptionsError, run_options
     from toolsight.api.progress import PlainProgress
     from toolsight.api.result import EvalResult
-    from toolsight.retry import CallStats
-    from toolsight.runner import RunOptions, RunSummary
+    from toolsight.calls.retry import CallStats
+    from toolsight.engine.runner import RunOptions, RunSummary
 
 # the engine is imported on first use: `toolsight --help` and `toolsight.api.env` stay light
 _LAZY = {
@@ -54,7 +54,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(result, name)
     if name == "RunOptions":
-        from toolsight.runner import RunOptions
+        from toolsight.engine.runner import RunOptions
 
         return RunOptions
     raise AttributeError(f"module 'toolsight.api' has no attribute {name!r}")

@@ -23,10 +23,10 @@ from typing import Any, TypeVar
 from toolsight.api.env import load_env
 from toolsight.api.result import EvalResult
 from toolsight.benchmarks.registry import benchmark_names, get_benchmark
+from toolsight.calls.retry import CallStats
+from toolsight.engine.runner import RunError, Runner, RunOptions, RunStopped, RunSummary, load_for_run
 from toolsight.errors import ToolsightError
 from toolsight.models.base import Model
-from toolsight.retry import CallStats
-from toolsight.runner import RunError, Runner, RunOptions, RunStopped, RunSummary, load_for_run
 
 T = TypeVar("T")
 
@@ -56,7 +56,7 @@ def load_demo_prompts(path: str | None) -> None:
     """TIR-Bench's few-shot extraction demos from the user's copy of `demo_prompts.py` (`--demo-prompts`)."""
     if path is None:
         return
-    from toolsight.scoring.tir import load_demo_prompts as load
+    from toolsight.benchmarks.tir_bench.scorer import load_demo_prompts as load
 
     try:
         load(path)
@@ -92,7 +92,7 @@ def prepare(opts: RunOptions, hooks: RunHooks | None = None) -> tuple[Runner, li
         tools = ", ".join(settings.tools) or "no tools"
         notes.append(f"note: no --setting given: using {bench.default_setting!r} ({tools}), the default for "
                      f"{bench.target_name()}; others: {', '.join(others) or 'none'}")
-    from toolsight.executors import make_executor
+    from toolsight.engine.executors import make_executor
 
     runner = Runner(opts, bench, loaded, model, judge=judge, on_progress=hooks.progress, on_event=hooks.event,
                     summarizer=summarizer, executor=make_executor(opts))
@@ -110,7 +110,7 @@ def prepare(opts: RunOptions, hooks: RunHooks | None = None) -> tuple[Runner, li
 def shutdown_tools() -> None:
     # only a run that used the sandbox has one to shut down: importing it just to find nothing
     # running costs every other run ~35 ms and a few MB at its end
-    sandbox = sys.modules.get("toolsight.tools.sandbox")
+    sandbox = sys.modules.get("toolsight.sandbox")
     if sandbox is not None:
         sandbox.shutdown()
 

@@ -17,9 +17,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from toolsight.agents.settings import AgentSettings
+from toolsight.engine.runner import RunOptions
 from toolsight.errors import ToolsightError, one_line
 from toolsight.models.base import GenerateConfig
-from toolsight.runner import RunOptions
 
 
 class OptionsError(ToolsightError):

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolsight.engine.runner import RunOptions, RunSummary
 from toolsight.errors import ToolsightError
 from toolsight.log.files import latest_records
 from toolsight.log.record import Record
-from toolsight.runner import RunOptions, RunSummary
 
 if TYPE_CHECKING:
     import pandas as pd

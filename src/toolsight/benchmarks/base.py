@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,11 +11,15 @@ from typing import Any
 from toolsight.agents.registry import Generate, Solver, make_agent
 from toolsight.agents.settings import AgentSettings
 from toolsight.errors import ToolsightError
+from toolsight.log.modes import ScorerMode
 from toolsight.models.base import Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.schema import Task
 from toolsight.tasks.taskset import TaskSet
 from toolsight.tools.registry import ToolSet
+
+#: a named scorer: the mode in, a Scorer out (the generic ones are in `toolsight.scoring.registry`)
+ScorerFactory = Callable[[ScorerMode], Scorer]
 
 
 class BenchmarkError(ToolsightError):
@@ -101,6 +105,10 @@ class Benchmark(ABC):
         """The tasks a setting runs (default: as loaded). A setting that makes several independent
         calls per item (e.g. a CoT and a no-CoT prompt) may expand each item into several tasks."""
         return tasks
+
+    def scorers(self) -> dict[str, ScorerFactory]:
+        """Named scorers this benchmark offers beside its default one (`toolsight score --scorer NAME`)."""
+        return {}
 
     def toolsets(self) -> dict[str, ToolSet]:
         """Tool sets only this benchmark offers (e.g. its official code tool), by name."""

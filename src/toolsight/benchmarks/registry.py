@@ -11,7 +11,9 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from toolsight.benchmarks.base import Benchmark, BenchmarkError
+from toolsight.benchmarks.base import Benchmark, BenchmarkError, ScorerFactory
+from toolsight.log.modes import SCORER_MODES
+from toolsight.scoring.base import Scorer
 
 BenchmarkFactory = Callable[[], Benchmark]
 
@@ -25,37 +27,37 @@ def register_benchmark(name: str, factory: BenchmarkFactory) -> None:
 
 
 def _starter() -> Benchmark:
-    from toolsight.benchmarks.starter import StarterBenchmark
+    from toolsight.benchmarks.starter.benchmark import StarterBenchmark
 
     return StarterBenchmark()
 
 
 def _tir() -> Benchmark:
-    from toolsight.benchmarks.tir import TIRBenchmark
+    from toolsight.benchmarks.tir_bench.benchmark import TIRBenchmark
 
     return TIRBenchmark()
 
 
 def _vtc() -> Benchmark:
-    from toolsight.benchmarks.vtc_bench import VTCBenchmark
+    from toolsight.benchmarks.vtc_bench.benchmark import VTCBenchmark
 
     return VTCBenchmark()
 
 
 def _phystool() -> Benchmark:
-    from toolsight.benchmarks.phystoolbench import PhysToolBenchmark
+    from toolsight.benchmarks.phystoolbench.benchmark import PhysToolBenchmark
 
     return PhysToolBenchmark()
 
 
 def _vtb() -> Benchmark:
-    from toolsight.benchmarks.visualtoolbench import VisualToolBenchmark
+    from toolsight.benchmarks.visualtoolbench.benchmark import VisualToolBenchmark
 
     return VisualToolBenchmark()
 
 
 def _visbrowse() -> Benchmark:
-    from toolsight.benchmarks.visbrowse import VisBrowseBenchmark
+    from toolsight.benchmarks.visbrowse_bench.benchmark import VisBrowseBenchmark
 
     return VisBrowseBenchmark()
 
@@ -97,7 +99,7 @@ def get_benchmark(target: str) -> Benchmark:
         return bench
     p = Path(target)
     if p.is_dir():
-        from toolsight.benchmarks.generic import DatasetBenchmark
+        from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 
         return DatasetBenchmark(p)
     known = ", ".join(benchmark_names())
@@ -138,3 +140,35 @@ def report_tables(name: str) -> list[tuple[str, str]]:
     """The (tag, metric) tables benchmark `name` shows by default; [] when it declares none or is unknown."""
     bench = _load(name)
     return list(bench.report_tables) if bench is not None else []
+
+
+def _benchmark_scorers() -> dict[str, ScorerFactory]:
+    """Every registered benchmark's named scorers (a name two benchmarks declare: the first one)."""
+    out: dict[str, ScorerFactory] = {}
+    for name in benchmark_names():
+        bench = _load(name)
+        if bench is not None:
+            for key, factory in bench.scorers().items():
+                out.setdefault(key, factory)
+    return out
+
+
+def scorer_names() -> list[str]:
+    """Every scorer name `toolsight score --scorer` accepts: the generic ones and every benchmark's."""
+    from toolsight.scoring.registry import scorer_names as generic
+
+    return sorted({*generic(), *_benchmark_scorers()})
+
+
+def get_scorer(name: str, mode: str = "official") -> Scorer:
+    """The scorer called `name` in `mode`: a generic one, else the benchmark that declares it."""
+    from toolsight.scoring import registry as generic
+
+    if mode not in SCORER_MODES:
+        raise generic.UnknownScoringMode(f"unknown scoring mode {mode!r}: use 'official' or 'corrected'")
+    if name in generic.scorer_names():
+        return generic.get_scorer(name, mode)
+    factory = _benchmark_scorers().get(name)
+    if factory is None:
+        raise generic.UnknownScorer(f"unknown scorer {name!r}; known scorers: {', '.join(scorer_names())}")
+    return factory(mode)

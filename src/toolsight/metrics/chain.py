@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from toolsight.agents.trajectory import ToolCallRecord, Trajectory
+from toolsight.log.trajectory import ToolCallRecord, Trajectory
 
 
 @dataclass

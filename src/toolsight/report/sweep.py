@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from toolsight.engine.sweep import sweep_run_dirs
 from toolsight.metrics.compute import RunMetrics, compute_run_metrics
 from toolsight.report import tables as T
 from toolsight.report.build import build_report
-from toolsight.sweep import sweep_run_dirs
 
 
 def _cell(ms: list[RunMetrics], pick: str) -> T.Cell:

@@ -27,14 +27,15 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from toolsight.agents.trajectory import ToolCallRecord
+from toolsight.engine.store import artifact_dir, read_manifest, safe_name
 from toolsight.log.files import dict_key, iter_latest_records
+from toolsight.log.record import Record
+from toolsight.log.trajectory import ToolCallRecord
 from toolsight.metrics.chain import task_chain
 from toolsight.metrics.compute import RunMetrics, metrics_from_views
 from toolsight.metrics.cost import PriceTable
 from toolsight.metrics.views import ScoreLite, lite, load_scores, scores_path, view_of
 from toolsight.models.base import ImagePart, Message, TextPart
-from toolsight.record import Record
 from toolsight.report.viewer_serve import (
     DEFAULT_PORT,
     RecordsWatcher,
@@ -43,7 +44,6 @@ from toolsight.report.viewer_serve import (
     write_live,
 )
 from toolsight.scoring.base import Score
-from toolsight.store import artifact_dir, read_manifest, safe_name
 from toolsight.tasks.schema import Task
 
 INDEX = "index.html"
@@ -60,7 +60,7 @@ def _env() -> Environment:
 def _load_tasks(run_dir: Path) -> dict[str, Task] | None:
     """The run's tasks for gold answers, or None when the dataset cannot be loaded."""
     try:
-        from toolsight.rescore import RescoreError, load_run_tasks
+        from toolsight.engine.rescore import RescoreError, load_run_tasks
     except ImportError:
         return None
     try:

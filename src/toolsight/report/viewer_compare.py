@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from toolsight.engine.store import read_manifest, safe_name
 from toolsight.log.files import latest_offsets, read_record_at
 from toolsight.metrics.compute import metrics_from_views
 from toolsight.metrics.cost import PriceTable
@@ -30,7 +31,6 @@ from toolsight.report.viewer import (
     task_row,
 )
 from toolsight.report.viewer_serve import ViewerError, write_live
-from toolsight.store import read_manifest, safe_name
 
 
 def _labels(manifests: Sequence[dict[str, Any]], dirs: Sequence[Path]) -> list[str]:

@@ -1,9 +1,10 @@
 """Scorers by name: `get_scorer("choice", mode="official")`, and `register_scorer` for new ones.
 
 A factory takes the mode ("official" or "corrected") and returns a Scorer. Scorers with no
-official quirks return the same scorer in both modes. The built-in scorers are listed once in
-`_load` by plain import (benchmark scorer modules export a `SCORERS` mapping and never import this
-registry); third-party packages add scorers through the `toolsight.scorers` entry-point group
+official quirks return the same scorer in both modes. The generic scorers are listed once in
+`_load` by plain import; a benchmark's own scorers are declared by its `Benchmark.scorers()` and
+found through `toolsight.benchmarks.registry.get_scorer`, which looks here first. Third-party
+packages add scorers through the `toolsight.scorers` entry-point group
 (`name = "package.module:factory"`).
 """
 
@@ -11,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Literal
 
 from toolsight.errors import ToolsightError
+from toolsight.log.modes import ScorerMode
 from toolsight.scoring.base import Scorer
 
-Mode = Literal["official", "corrected"]
+Mode = ScorerMode
 ScorerFactory = Callable[[Mode], Scorer]
 MODES: tuple[Mode, ...] = ("official", "corrected")
 
@@ -49,7 +50,6 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    from toolsight.scoring import phystool, tir, visbrowse, visualtoolbench, vtc
     from toolsight.scoring.generic import (
         ChoiceScorer,
         ExactMatchScorer,
@@ -70,10 +70,6 @@ def _load() -> None:
     register_scorer("label_set", lambda mode: LabelSetScorer())
     register_scorer("semantic_judge", lambda mode: SemanticJudgeScorer(mode=mode))
     register_scorer("rubric", lambda mode: RubricScorer(mode=mode))
-    register_scorer("visbrowse", visbrowse.make_scorer)
-    for module in (tir, vtc, phystool, visualtoolbench):
-        for name, factory in module.SCORERS.items():
-            register_scorer(name, factory)
     for ep in entry_points(group="toolsight.scorers"):
         register_scorer(ep.name, ep.load(), replace=True)
 

@@ -30,13 +30,14 @@ import asyncio
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from toolsight.log.modes import ScorerMode
 from toolsight.scoring.base import JudgeCall, Score, ScoreContext
 from toolsight.scoring.judge import JudgeRunner, shared_runner
 from toolsight.tasks.schema import Rubric, Task, Turn
 
-Mode = Literal["official", "corrected"]
+Mode = ScorerMode
 OFFICIAL_ATTEMPTS = 3
 OFFICIAL_FAILED_REPLY = '{"explanation": "Failed to get judge result", "judge_result": "Not Met"}'
 

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Literal
 
+from toolsight.log.modes import ScorerMode
 from toolsight.scoring.base import Score, ScoreContext
 from toolsight.scoring.extract import final_answer
 from toolsight.scoring.generic import combine_turns
 from toolsight.scoring.judge import JudgeRunner, shared_runner
 from toolsight.tasks.schema import Task, Turn
 
-Mode = Literal["official", "corrected"]
+Mode = ScorerMode
 
 SEMANTIC_JUDGE_PROMPT = (
     "\n"

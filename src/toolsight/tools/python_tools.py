@@ -24,11 +24,11 @@ from typing import Any
 
 from PIL import Image
 
-from toolsight.tools import sandbox
+from toolsight import sandbox
+from toolsight.sandbox.interface import WorkspaceError, read_member
+from toolsight.sandbox.models import ExecResult, Limits, clean_text
 from toolsight.tools.base import Artifact, Tool, ToolContext, ToolError, ToolResult, ToolSpec
 from toolsight.tools.calculator import Calculator
-from toolsight.tools.sandbox.interface import WorkspaceError, read_member
-from toolsight.tools.sandbox.models import ExecResult, Limits, clean_text
 
 IMAGE_TOOL = "python_image_processing"
 INTERPRETER_TOOL = "python_interpreter"

@@ -88,12 +88,6 @@ def _opencv() -> list[Tool]:
     return opencv_tools()
 
 
-def _rotate() -> list[Tool]:
-    from toolsight.tools.rotate import rotate_tools
-
-    return rotate_tools()
-
-
 def _perception() -> list[Tool]:
     from toolsight.tools.perception import perception_tools
 
@@ -154,7 +148,6 @@ def _builtins() -> None:
                      needs_sandbox=True)
     register_toolset("calculator", _calculator, "safe arithmetic expression evaluator")
     register_toolset("opencv", _opencv, "the 35 VTC-Bench OpenCV interface operations")
-    register_toolset("rotate_image", _rotate, "TIR-Bench's predefined rotate_image(degrees)")
     register_toolset("perception", _perception, "detect_and_crop_objects and ocr (backends: toolsight.perception)")
     register_toolset("detect", _detect, "detect_and_crop_objects: detection (API / ONNX / replay / classical) + crops")
     register_toolset("ocr", _ocr, "ocr: text lines with boxes (RapidOCR offline, Tesseract when installed)")

@@ -1,0 +1,155 @@
+"""TIR-Bench as a runnable benchmark: the official release (or generated tasks), its settings and scorer.
+
+Settings are the paper's three (App. D): `direct`, `code` (a code interpreter), `function`
+(the predefined `rotate_image(degrees)`), each with prompt strategies 1–3 — named `code`, `code-s2`,
+`code-s3`, `function`, `function-s2`, `function-s3`. A strategy appends its sentence to the question;
+its feedback sentence follows tool results. Settings default to the `official` loop
+(`benchmarks/tir_official.py`: feedback after every tool result, App. E generation settings for open
+models, no toolsight caps, a stateful interpreter — the sandbox kernel (`tir_code.py`), OpenAI's hosted
+one for OpenAI models); `--loop toolsight` gives the generic loop with VisualToolBench's code tools,
+image budget and downscaling.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from toolsight.agents.registry import Generate, Solver
+from toolsight.agents.settings import AgentSettings
+from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks, ScorerFactory
+from toolsight.benchmarks.tir_bench.data import SETTINGS, TirBenchError, load_tir_bench
+from toolsight.log.modes import scorer_mode as check_mode
+from toolsight.models.base import Model
+from toolsight.scoring.base import Scorer
+from toolsight.tasks.dataset import DatasetError, load_dataset
+from toolsight.tasks.schema import Task
+from toolsight.tools.base import Tool
+from toolsight.tools.registry import ToolSet as ToolSetEntry
+
+TOOLSETS = {"direct": [], "code": ["python"], "function": ["rotate_image"]}
+# official: a stateful interpreter on the sandbox kernel (variables persist across calls, as in the
+# paper's code-interpreter runs; shown images come back), with a description after App. D (tir_code.py)
+OFFICIAL_TOOLSETS = {"direct": [], "code": ["tir_code"], "function": ["rotate_image"]}
+OFFICIAL_MAX_ROUNDS = 100  # the paper has no cap (o3 took ~55 iterations); a safety stop only
+
+
+def tir_settings(loop: str = "official") -> dict[str, AgentSettings]:
+    out: dict[str, AgentSettings] = {}
+    official = loop == "official"
+    for name, spec in SETTINGS.items():
+        for number, strat in spec.strategies.items():
+            key = name if number == 1 else f"{name}-s{number}"
+            suffix = strat.suffix.replace("{", "{{").replace("}", "}}")
+            caps: dict[str, Any] = {"max_tool_calls": 20, "max_rounds": 20}
+            if official:
+                caps = {"max_tool_calls": OFFICIAL_MAX_ROUNDS * 10, "max_rounds": OFFICIAL_MAX_ROUNDS,
+                        "time_limit_s": None, "max_images_in_context": None, "max_image_pixels": None}
+            out[key] = AgentSettings(
+                name=key,
+                loop="official" if official else "toolsight",
+                user_template="{prompt}" + suffix,
+                tools=list((OFFICIAL_TOOLSETS if official else TOOLSETS)[name]),
+                answer_format="raw",
+                tool_image_note=strat.feedback or "Here are the images produced by tool call {call_id}.",
+                **caps,
+            )
+    return out
+
+
+def _tir_code_tools() -> list[Tool]:
+    from toolsight.benchmarks.tir_bench.tools import tir_code_tools
+
+    return list(tir_code_tools())
+
+
+def _rotate_tools() -> list[Tool]:
+    from toolsight.benchmarks.tir_bench.tools import rotate_tools
+
+    return rotate_tools()
+
+
+TIR_TOOLSETS = {
+    "rotate_image": ToolSetEntry("rotate_image", _rotate_tools, "TIR-Bench's predefined rotate_image(degrees)"),
+    "tir_code": ToolSetEntry("tir_code", _tir_code_tools,
+                             "TIR-Bench code_interpreter(code): a stateful IPython kernel in the sandbox (official loop)",
+                             needs_sandbox=True),
+}
+
+
+def _strategy_feedback(setting: str) -> str | None:
+    name, _, num = setting.partition("-s")
+    spec = SETTINGS.get(name)
+    if spec is None:
+        return None
+    return spec.strategy(int(num) if num.isdigit() else 1).feedback
+
+
+def scorer_for(mode: str) -> Scorer:
+    from toolsight.benchmarks.tir_bench.scorer import make_scorer
+
+    return make_scorer(check_mode(mode))
+
+
+class TIRBenchmark(Benchmark):
+    name = "tir-bench"
+    description = ("TIR-Bench (13 tasks, 1,215 items): official TIR-Bench.json + data/ via --data, "
+                   "or a generated toolsight dataset folder")
+    default_setting = "code"
+
+    def settings(self) -> dict[str, AgentSettings]:
+        return tir_settings()
+
+    def with_loop(self, settings: AgentSettings, loop: str) -> AgentSettings:
+        return tir_settings(loop)[settings.name]
+
+    def toolsets(self) -> dict[str, ToolSetEntry]:
+        return dict(TIR_TOOLSETS)
+
+    def make_agent(self, settings: AgentSettings, model: Model, generate: Generate) -> Solver:
+        if settings.loop == "official":
+            from toolsight.benchmarks.tir_bench.loop import make_official_agent
+
+            agent: Solver = make_official_agent(settings, model, generate, _strategy_feedback(settings.name),
+                                                code_setting=settings.name.startswith("code"))
+            return agent
+        return super().make_agent(settings, model, generate)
+
+    def load(self, data: Path | None) -> LoadedTasks:
+        if data is None:
+            from toolsight.benchmarks.starter.benchmark import cache_root
+            from toolsight.benchmarks.tir_bench.data import download_tir_bench
+
+            try:
+                data = download_tir_bench(cache_root() / "tir-bench")
+            except TirBenchError as exc:
+                raise BenchmarkError(
+                    f"{exc}. A generated dataset folder works too (`toolsight generate jigsaw --out DIR`); "
+                    "offline, try `toolsight run starter`."
+                ) from None
+        if (data / "tasks.jsonl").is_file():
+            try:
+                ds = load_dataset(data)
+            except DatasetError as exc:
+                raise BenchmarkError(str(exc)) from None
+            return LoadedTasks(ds.tasks, ds.root, str(ds.root.resolve()), ds.fingerprint())
+        try:
+            root, tasks = load_tir_bench(data)
+        except (TirBenchError, FileNotFoundError) as exc:
+            raise BenchmarkError(str(exc)) from None
+        h = hashlib.sha256("".join(t.model_dump_json() for t in tasks).encode()).hexdigest()[:16]
+        return LoadedTasks(tasks, root, str(Path(root).resolve()), h)
+
+    def scorer(self, setting: str, mode: str = "official") -> Scorer:
+        return scorer_for(mode)
+
+    def scorers(self) -> dict[str, ScorerFactory]:
+        from toolsight.benchmarks.tir_bench.scorer import SCORERS
+
+        return dict(SCORERS)
+
+    def record_extra(self, task: Task) -> dict[str, Any]:
+        from toolsight.benchmarks.tir_bench.scorer import random_guess_accuracy
+
+        return {**super().record_extra(task), "random_guess": random_guess_accuracy(task)}
