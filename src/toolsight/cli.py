@@ -138,7 +138,8 @@ def run(
     tag: Annotated[list[str] | None, typer.Option(metavar="KEY=VALUE", help="run only tasks with tag KEY=VALUE (repeatable; KEY=V1,V2 = either)")] = None,
     epochs: Annotated[int, typer.Option(min=1, metavar="N", help="run every task N times (pass@k, mean@k, per-epoch spread)")] = 1,
     epochs_reducer: Annotated[str | None, typer.Option(metavar="NAME", help="mean | pass_at_k | pass_all_k | median (default: the scorer's, else mean)")] = None,
-    demo_prompts: Annotated[str | None, typer.Option(help="TIR-Bench demo_prompts.py: few-shot demos for tir-bench-llm extraction")] = None,
+    bench_option: Annotated[list[str] | None, typer.Option(
+        "--bench-option", "-B", metavar="KEY=VALUE", help="the benchmark's own option (repeatable; `toolsight list options BENCH`)")] = None,
     agent: Annotated[str | None, typer.Option(help="agent to run the setting with, e.g. vcr (see docs)")] = None,
     history: Annotated[str | None, typer.Option(help="multi-turn history: gold (gold answers) | model")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="do not use the response cache")] = False,
@@ -178,6 +179,7 @@ def run(
         )
         caps = {**_parse_caps(cap or []), **({"history": history} if history else {})}
         tags = parse_tag_filters(tag or [])
+        bench_opts = parse_assignments(bench_option or [], "-B", "NAME=VALUE")
     except ToolsightError as exc:
         raise _fail(str(exc), EXIT_USAGE) from None
     if epochs_reducer is not None:
@@ -193,7 +195,7 @@ def run(
         caps=caps, cache=not no_cache,
         task_ids=[i for item in task_id or [] for i in item.split(",") if i] or None, tags=tags,
         epochs=epochs, epochs_reducer=epochs_reducer,
-        demo_prompts=demo_prompts,
+        benchmark_options=bench_opts,
         agent=agent,
         web=web, web_budget=web_budget, summary_model=summary_model,
         retry_errors=retry_errors, outage_timeout=outage_timeout, max_retry_after=max_retry_after,
@@ -270,27 +272,18 @@ def generate(
     kind: Annotated[str, typer.Argument(help="generator kind (see `toolsight list generators`)")],
     n: Annotated[int, typer.Option("--n", min=1, help="number of tasks")] = 10,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
-    out_dir: Annotated[Path, typer.Option("--out", help="dataset folder to write")] = Path("generated"),
-    difficulty: Annotated[int | None, typer.Option(help="difficulty knob (generator-specific)")] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="folder to write (made; an earlier generated set there is replaced)")] = Path("generated"),
+    difficulty: Annotated[int | None, typer.Option(help="difficulty level (generator-specific; `toolsight list generators`)")] = None,
 ) -> None:
-    """Generate a synthetic dataset folder (deterministic for a seed)."""
-    kinds = _generator_kinds()
-    if kind not in kinds:
-        raise _fail(f"unknown generator {kind!r}; choose one of: {', '.join(kinds)} (`toolsight list generators`)", 2)
-    if difficulty is not None and (kind.startswith("vtc-") or kind in ("vtb", "browse")):
-        raise _fail(f"--difficulty: the {kind} generator has no difficulty levels; drop --difficulty", 2)
-    from toolsight.benchmarks.tir_bench.generate import KINDS
-
-    if difficulty is not None and kind in KINDS and difficulty not in KINDS[kind].difficulties:
-        levels = ", ".join(str(d) for d in KINDS[kind].difficulties)
-        raise _fail(f"--difficulty {difficulty} is not valid for {kind}; choose one of: {levels}", 2)
-    if difficulty is not None and kind == "phystool":
-        from toolsight.benchmarks.phystoolbench.generate import LEVELS
-
-        if not 0 <= difficulty < len(LEVELS):
-            raise _fail(f"--difficulty {difficulty}: use 0-{len(LEVELS) - 1} ({', '.join(LEVELS)})", 2)
+    """Generate a synthetic task set (deterministic for a seed)."""
     from toolsight.api.progress import PlainProgress
+    from toolsight.benchmarks.generation import check_request
+    from toolsight.benchmarks.generation import generate as write_set
 
+    try:
+        check_request(kind, n, difficulty)  # before a progress bar is drawn
+    except ToolsightError as exc:
+        raise _fail(str(exc), EXIT_USAGE) from None
     what = f"{n} {kind} task(s) into {out_dir}"
     if err.is_terminal:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -309,45 +302,13 @@ def generate(
         def tick(done: int) -> None:
             plain.update(done, n)
     try:
-        _generate(kind, n, seed, out_dir, difficulty, tick)
-    except ValueError as exc:
-        raise _fail(f"{kind}: {exc}", 2) from None
+        info = write_set(kind, n, seed, out_dir, difficulty, tick)
+    except ToolsightError as exc:
+        raise _fail(str(exc), exc.exit_code) from None
     finally:
         if err.is_terminal:
             bar.stop()
-    if kind == "vtb":
-        corpus = out_dir / "corpus"
-        web = f", offline web corpus in {corpus}" if (corpus / "manifest.json").is_file() else ""
-        out.print(f"wrote {n} VisualToolBench-style task(s) to {out_dir} (official converted layout{web}; run with "
-                  f"`toolsight run visualtoolbench --data {out_dir} --model reference`)")
-        return
-    out.print(f"wrote {n} {kind} task(s) to {out_dir} (check with `toolsight validate {out_dir}`)")
-
-
-def _generate(kind: str, n: int, seed: int, out_dir: Path, difficulty: int | None, tick: Any) -> None:
-    if kind == "phystool":
-        from toolsight.benchmarks.phystoolbench.generate import LEVELS, generate_phystool
-
-        level = LEVELS[difficulty] if difficulty is not None and 0 <= difficulty < len(LEVELS) else None
-        if difficulty is not None and level is None:
-            raise ValueError(f"--difficulty {difficulty}: use 0-{len(LEVELS) - 1} ({', '.join(LEVELS)})")
-        generate_phystool(n, seed, out_dir, level=level, progress=tick)
-    elif kind == "vtb":
-        from toolsight.benchmarks.visualtoolbench.generate import generate_vtb
-
-        generate_vtb(n, seed, out_dir, progress=tick)
-    elif kind.startswith("vtc-"):
-        from toolsight.benchmarks.vtc_bench.generate import generate_vtc
-
-        generate_vtc(kind.removeprefix("vtc-"), n, seed, out_dir, progress=tick)
-    elif kind == "browse":
-        from toolsight.benchmarks.visbrowse_bench.generate import generate_browse
-
-        generate_browse(n, seed, out_dir, progress=tick)
-    else:
-        from toolsight.benchmarks.tir_bench.generate import generate as generate_tir
-
-        generate_tir(kind, n, seed, out_dir, difficulty=difficulty, progress=tick)
+    out.print(f"wrote {n} {kind} task(s) to {out_dir}; run them with `{info.run_hint(out_dir)}`", markup=False)
 
 
 @app.command()
@@ -358,7 +319,8 @@ def score(
     scorer: Annotated[str | None, typer.Option(help="scorer name (default: the benchmark's own)")] = None,
     mode: Annotated[str, typer.Option(help="official | corrected")] = "official",
     name: Annotated[str | None, typer.Option(help="name of the scores file (scores-NAME.jsonl)")] = None,
-    demo_prompts: Annotated[str | None, typer.Option(help="TIR-Bench demo_prompts.py: few-shot demos for tir-bench-llm extraction")] = None,
+    bench_option: Annotated[list[str] | None, typer.Option(
+        "--bench-option", "-B", metavar="KEY=VALUE", help="the benchmark's own option, over the run's (repeatable; `toolsight list options BENCH`)")] = None,
 ) -> None:
     """Re-score a finished run without calling the model again.
 
@@ -369,9 +331,12 @@ def score(
         raise _fail(f"--mode {mode!r}: use 'official' or 'corrected'", EXIT_USAGE)
     if not (run_dir / "manifest.json").is_file():
         raise _fail(f"{run_dir} is not a run directory (no manifest.json)", EXIT_USAGE)
+    from toolsight.api.options import parse_assignments
+
     try:
+        bench_opts = parse_assignments(bench_option or [], "-B", "NAME=VALUE")
         path = rescore(run_dir, judge=judge, scorer=scorer, mode=mode, name=name, judge_base_url=judge_base_url,
-                       demo_prompts=demo_prompts)
+                       benchmark_options=bench_opts)
     except ToolsightError as exc:
         raise _fail(str(exc), exc.exit_code) from None
     except FileNotFoundError as exc:
@@ -506,6 +471,22 @@ def list_settings(benchmark: Annotated[str, typer.Argument(help="benchmark name 
                   f"max rounds {s.max_rounds}{clock}", highlight=False)
 
 
+@list_app.command("options")
+def list_options(benchmark: Annotated[str, typer.Argument(help="benchmark name or dataset folder")]) -> None:
+    """A benchmark's own options (`toolsight run BENCH -B KEY=VALUE`)."""
+    from toolsight.benchmarks.registry import get_benchmark
+
+    try:
+        b = get_benchmark(benchmark)
+    except ToolsightError as exc:
+        raise _fail(str(exc)) from None
+    fields = b.Options.model_fields
+    if not fields:
+        out.print(f"{b.target_name()} has no options of its own", highlight=False, markup=False)
+    for name, f in fields.items():
+        out.print(f"{name:22s} {f.description or ''} (default: {f.default!r})", highlight=False, markup=False)
+
+
 @list_app.command("caps")
 def list_caps() -> None:
     """Agent caps that --cap NAME=VALUE can set."""
@@ -543,30 +524,14 @@ def list_tools() -> None:
     out.print("sandbox isolation: " + json.dumps(iso), highlight=False)
 
 
-def _generator_kinds() -> dict[str, str]:
-    """TIR-style kinds by name, VTC-style kinds as `vtc-NAME`."""
-    from toolsight.benchmarks.tir_bench.generate import KINDS
-    from toolsight.benchmarks.vtc_bench.generate import KIND_NAMES
-
-    kinds: dict[str, str] = {}
-    for name, k in KINDS.items():
-        kinds[name] = f"TIR-Bench style: {k.description}"
-    for name in KIND_NAMES:
-        kinds[f"vtc-{name}"] = "VTC-Bench style: MC question, degraded image, reference OpenCV tool chain"
-    kinds["phystool"] = ("PhysToolBench style: numbered toy tools, a job, answer = object numbers or None; "
-                         "difficulty 0-3 = Easy, Medium-M1/M2/M3")
-    kinds["vtb"] = ("VisualToolBench style: single/multi-turn, rubrics with checks, official layout; web lookups and "
-                    "weather over its own offline corpus")
-    kinds["browse"] = ("VisBrowse-Bench style: a generated mini-web (pages, pictures, links; offline corpus in "
-                       "corpus/) and multi-hop browsing tasks with reference tool-call programs")
-    return kinds
-
-
 @list_app.command("generators")
 def list_generators() -> None:
-    """Synthetic task generators (`toolsight generate KIND`)."""
-    for name, desc in _generator_kinds().items():
-        out.print(f"{name:18s} {desc}", highlight=False)
+    """Synthetic task generators (`toolsight generate KIND`), by the benchmark that offers them."""
+    from toolsight.benchmarks.generation import generator_kinds
+
+    for name, k in generator_kinds().items():
+        levels = f" [--difficulty {k.generator.difficulty_help}]" if k.generator.difficulties else ""
+        out.print(f"{name:18s} {k.benchmark}: {k.generator.description}{levels}", highlight=False, markup=False)
 
 
 def _click_exceptions() -> Any:

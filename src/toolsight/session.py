@@ -18,7 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from toolsight.api.engine import RunHooks, load_demo_prompts, make_model, run_sync
+from toolsight.api.engine import RunHooks, make_model, run_sync
 from toolsight.api.progress import PlainProgress
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.calls.retry import CallStats
@@ -158,15 +158,21 @@ def _print_report(run_dir: Path) -> None:
 
 
 def rescore(run_dir: Path, judge: str | None, scorer: str | None, mode: str, name: str | None,
-            judge_base_url: str | None = None, demo_prompts: str | None = None) -> Path:
+            judge_base_url: str | None = None, benchmark_options: dict[str, Any] | None = None) -> Path:
+    """Score a finished run again (`toolsight score`); the benchmark's own options are the run's,
+    with `benchmark_options` (`-B KEY=VALUE`) on top."""
     from toolsight.engine.rescore import rescore_run
     from toolsight.log.files import read_manifest
+    from toolsight.log.modes import scorer_mode
 
-    load_demo_prompts(demo_prompts)
     manifest = read_manifest(run_dir)
     bench = get_benchmark(manifest.target or manifest.benchmark)
+    bench.configure({**dict(manifest.options.get("benchmark_options") or {}), **(benchmark_options or {})})
     kwargs: dict[str, Any] = {}
-    if scorer:
+    own = bench.scorers()
+    if scorer and scorer in own:  # the run's benchmark's own scorer, with its options
+        sc = own[scorer](scorer_mode(mode, "--mode"))
+    elif scorer:
         from toolsight.benchmarks.registry import get_scorer
 
         sc = get_scorer(scorer, mode=mode)

@@ -160,7 +160,7 @@ def test_data_with_a_folder_target_is_refused(gen: Path, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(("kind", "needle"), [("vtc-bars", "no difficulty levels"), ("jigsaw", "choose one of: 3, 4, 5, 6"),
-                                              ("phystool", "use 0-3")])
+                                              ("phystool", "choose one of: 0 = Easy")])
 def test_generate_with_a_difficulty_out_of_range(kind: str, needle: str, tmp_path: Path) -> None:
     r = ts("generate", kind, "--difficulty", "9", "--n", "2", "--out", str(tmp_path / "g"))
     assert_one_error_line(r, 2, needle)

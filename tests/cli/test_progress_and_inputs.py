@@ -52,7 +52,8 @@ def test_generate_and_run_report_progress_in_a_pipe(tmp_path: Path) -> None:
     err = lines(r.stderr)
     assert err[0] == f"generate vtc-bars: generating 12 vtc-bars task(s) into {tmp_path / 'g'}"
     assert err[-1].startswith("generate vtc-bars: 12/12 (100%)") and 3 <= len(err) <= 14
-    assert lines(r.stdout) == [f"wrote 12 vtc-bars task(s) to {tmp_path / 'g'} (check with `toolsight validate {tmp_path / 'g'}`)"]
+    assert lines(r.stdout) == [f"wrote 12 vtc-bars task(s) to {tmp_path / 'g'}; run them with "
+                               f"`toolsight run {tmp_path / 'g'} --model reference`"]
     run = ts("run", str(tmp_path / "g"), "-m", "reference", "--setting", "opencv", "--out", str(tmp_path / "run"),
              "--no-report")
     assert run.returncode == 0, run.stderr

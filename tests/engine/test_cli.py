@@ -81,6 +81,6 @@ def test_generate_then_validate(tmp_path: Path) -> None:
     ts("generate", "jigsaw", "--n", "2", "--seed", "5", "--out", str(tmp_path / "again"))
     assert (tmp_path / "again" / "tasks.jsonl").read_text() == first  # deterministic for a seed
     bad = ts("generate", "sudoku", "--out", str(tmp_path / "x"))
-    assert bad.returncode == 2 and "unknown generator 'sudoku'" in bad.stderr
+    assert bad.returncode == 2 and "unknown generator kind 'sudoku'" in bad.stderr
     bad = ts("generate", "maze", "--difficulty", "4", "--out", str(tmp_path / "y"))
     assert bad.returncode == 2 and "choose one of" in bad.stderr and "Traceback" not in bad.stderr

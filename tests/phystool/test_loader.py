@@ -10,14 +10,8 @@ from pathlib import Path
 import pytest
 from ptkit import LEVELS, hf_layout, image_task_layout, sample_records
 
-from toolsight.benchmarks.phystoolbench.benchmark import (
-    PhysToolBenchError,
-    PhysToolBenchmark,
-    expand_both,
-    load_any,
-    load_hf,
-    scene_of,
-)
+from toolsight.benchmarks.phystoolbench.benchmark import PhysToolBenchmark, expand_both
+from toolsight.benchmarks.phystoolbench.data import PhysToolBenchError, load_any, load_hf, scene_of
 
 
 def test_image_task_layout(tmp_path: Path) -> None:
@@ -60,7 +54,7 @@ def test_hf_layout(tmp_path: Path) -> None:
 
 
 def test_both_expands_each_item_into_two_records() -> None:
-    from toolsight.benchmarks.phystoolbench.benchmark import make_task
+    from toolsight.benchmarks.phystoolbench.data import make_task
 
     t = make_task("Easy_0001", "Easy", "a.png", "1", "Q?\nNoted that cot", "Q?\nNoted that no", "Daily Life")
     cot, no = expand_both([t])

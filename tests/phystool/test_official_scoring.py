@@ -7,7 +7,8 @@ import asyncio
 import json
 
 from sharedfiles import shared_file
-from toolsight.benchmarks.phystoolbench.benchmark import PhysToolBenchmark, make_task
+from toolsight.benchmarks.phystoolbench.benchmark import PhysToolBenchmark
+from toolsight.benchmarks.phystoolbench.data import make_task
 from toolsight.scoring.base import ScoreContext
 
 

@@ -16,7 +16,7 @@ from vtckit import make_data, run_vtc, texts
 
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.benchmarks.vtc_bench import loop as vtc_loop
-from toolsight.benchmarks.vtc_bench.benchmark import SETTINGS, to_agent_settings
+from toolsight.benchmarks.vtc_bench.settings import SETTINGS, to_agent_settings
 from toolsight.benchmarks.vtc_bench.tools import code as vtc_code
 from toolsight.benchmarks.vtc_bench.tools.code import (
     FORBIDDEN_MESSAGE,

@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from fidelitykit import vectors
+from toolsight.benchmarks.base import BenchmarkError
 from toolsight.benchmarks.registry import get_scorer
 from toolsight.benchmarks.tir_bench import scorer as tir
+from toolsight.benchmarks.tir_bench.benchmark import TIRBenchmark
 from toolsight.benchmarks.tir_bench.data import load_tir_bench
 from toolsight.benchmarks.tir_bench.scorer import (
     TirOfficialCrash,
@@ -207,28 +209,35 @@ def test_llm_extractor_uses_official_prompt_and_demos(tmp_path: Path) -> None:
     demo_file = tmp_path / "demo_prompts.py"
     demo_file.write_text('demo_prompt_color = """\nHEADER\n\nQuestion: q\n\nExtracted answer: B\n"""\n'
                          "import os\nx = 1\n", encoding="utf-8")
-    saved = dict(tir.FEW_SHOT)
-    try:
-        assert tir.load_demo_prompts(demo_file) == {"color": '\nHEADER\n\nQuestion: q\n\nExtracted answer: B\n'}
-        t = _task("color", "A", "Pick (A) #E50444 (B) #040D44")
-        ext = Extractor("A")
-        s = asyncio.run(get_scorer("tir-bench-llm").score(t, ["It is the first one."], ScoreContext(judge=ext)))
-        assert (s.value, s.answer, len(s.judge_calls)) == (1.0, "A", 1)
-        system, user = ext.messages[0]
-        assert (system.role, system.text) == ("system", " Assistant is a large language model trained by OpenAI.")
-        assert user.text == ("HEADER\n\nQuestion: q\n\nExtracted answer: B\n\nQuestion: Pick (A) #E50444 (B) #040D44"
-                             "\n\nModel response: It is the first one.\n\nExtracted answer: ")
-        assert tir.extraction_prompt("maze", "q", "r").startswith(tir.DEMO_HEADER + "\n\nQuestion: q")
-        s = asyncio.run(get_scorer("tir-bench-llm").score(t, ["x"], ScoreContext()))
-        assert s.error is not None and "--judge" in s.error
-    finally:
-        tir.FEW_SHOT.clear()
-        tir.FEW_SHOT.update(saved)
+    demos = tir.load_demo_prompts(demo_file)
+    assert demos == {"color": '\nHEADER\n\nQuestion: q\n\nExtracted answer: B\n'}
+    bench = TIRBenchmark()
+    bench.configure({"demo_prompts": str(demo_file)})  # `-B demo_prompts=FILE`: the scorers get the demos
+    t = _task("color", "A", "Pick (A) #E50444 (B) #040D44")
+    ext = Extractor("A")
+    llm = bench.scorers()["tir-bench-llm"]("official")
+    s = asyncio.run(llm.score(t, ["It is the first one."], ScoreContext(judge=ext)))
+    assert (s.value, s.answer, len(s.judge_calls)) == (1.0, "A", 1)
+    system, user = ext.messages[0]
+    assert (system.role, system.text) == ("system", " Assistant is a large language model trained by OpenAI.")
+    assert user.text == ("HEADER\n\nQuestion: q\n\nExtracted answer: B\n\nQuestion: Pick (A) #E50444 (B) #040D44"
+                         "\n\nModel response: It is the first one.\n\nExtracted answer: ")
+    # without the option, the demo is only its header (and no scorer keeps another run's demos)
+    plain = Extractor("A")
+    asyncio.run(get_scorer("tir-bench-llm").score(t, ["It is the first one."], ScoreContext(judge=plain)))
+    assert plain.messages[0][1].text.startswith(tir.DEMO_HEADER + "\n\nQuestion: Pick")
+    assert tir.extraction_prompt("maze", "q", "r", demos).startswith(tir.DEMO_HEADER + "\n\nQuestion: q")
+    s = asyncio.run(get_scorer("tir-bench-llm").score(t, ["x"], ScoreContext()))
+    assert s.error is not None and "--judge" in s.error
     with pytest.raises(ValueError, match="No such file"):
         tir.load_demo_prompts(tmp_path / "missing.py")
     (tmp_path / "other.py").write_text("x = 'y'\n", encoding="utf-8")
     with pytest.raises(ValueError, match="demo_prompt_"):
         tir.load_demo_prompts(tmp_path / "other.py")
+    with pytest.raises(BenchmarkError, match=r"-B demo_prompts: .*demo_prompt_"):
+        bench.configure({"demo_prompts": str(tmp_path / "other.py")})
+    with pytest.raises(BenchmarkError, match=r"-B demo_prompt: .*options of tir-bench: demo_prompts"):
+        bench.configure({"demo_prompt": "x"})
 
 
 def test_official_end_to_end_through_the_loader(tmp_path: Path) -> None:

@@ -11,12 +11,7 @@ import pytest
 
 from sharedfiles import missing, shared_dir
 from toolsight.benchmarks.registry import get_benchmark
-from toolsight.benchmarks.visbrowse_bench.benchmark import (
-    IMAGES,
-    VisBrowseError,
-    load_visbrowse,
-    read_records,
-)
+from toolsight.benchmarks.visbrowse_bench.data import IMAGES, VisBrowseError, load_visbrowse, read_records
 
 SHARED = shared_dir()
 SAMPLE = SHARED / "data" / "visbrowse-bench"

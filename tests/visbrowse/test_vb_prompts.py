@@ -15,13 +15,10 @@ from pathlib import Path
 from vbkit import ScriptModel, run_task, say
 
 from sharedfiles import shared_file
-from toolsight.benchmarks.visbrowse_bench.benchmark import (
-    INPUT_PROMPT,
-    SYSTEM_PROMPT,
-    load_visbrowse,
-    visbrowse_settings,
-)
+from toolsight.benchmarks.visbrowse_bench.benchmark import visbrowse_settings
+from toolsight.benchmarks.visbrowse_bench.data import load_visbrowse
 from toolsight.benchmarks.visbrowse_bench.loop import MUST_ANSWER, render_input
+from toolsight.benchmarks.visbrowse_bench.prompts import INPUT_PROMPT, SYSTEM_PROMPT
 from toolsight.models.openai_provider import to_wire, tools_to_wire
 from toolsight.tools.registry import build_tools
 from toolsight.web.summarise import EXTRACTOR_PROMPT

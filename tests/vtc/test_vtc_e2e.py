@@ -11,13 +11,9 @@ from PIL import Image
 
 from toolsight.agents.loop import Agent, register_inputs
 from toolsight.benchmarks.vtc_bench import prompts as P
-from toolsight.benchmarks.vtc_bench.benchmark import (
-    SETTINGS,
-    VTC_TOOLSETS,
-    render_user_prompt,
-    to_agent_settings,
-)
+from toolsight.benchmarks.vtc_bench.benchmark import VTC_TOOLSETS
 from toolsight.benchmarks.vtc_bench.generate import vtc_starter
+from toolsight.benchmarks.vtc_bench.settings import SETTINGS, render_user_prompt, to_agent_settings
 from toolsight.models.base import GenerateConfig, Message, ModelOutput
 from toolsight.models.baselines import ReferenceModel
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec

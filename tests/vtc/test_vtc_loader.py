@@ -10,14 +10,9 @@ import pytest
 from PIL import Image
 
 from sharedfiles import SHARED_ENV, in_ci, shared_dir
-from toolsight.benchmarks.vtc_bench.benchmark import (
-    CATEGORY_ORDER,
-    VTCBenchError,
-    VTCBenchmark,
-    load_vtc_bench,
-    parse_toolchain,
-    question_with_options,
-)
+from toolsight.benchmarks.vtc_bench.benchmark import VTCBenchmark
+from toolsight.benchmarks.vtc_bench.data import VTCBenchError, load_vtc_bench, parse_toolchain
+from toolsight.benchmarks.vtc_bench.taxonomy import CATEGORY_ORDER, question_with_options
 
 SAMPLE = shared_dir() / "data" / "vtc-bench" / "data"
 # absent locally: skipped with the path; under CI the tests run and fail on the missing file

@@ -14,7 +14,7 @@ import pytest
 
 from sharedfiles import SHARED_ENV, in_ci, shared_dir
 from toolsight.benchmarks.vtc_bench import prompts as P
-from toolsight.benchmarks.vtc_bench.benchmark import (
+from toolsight.benchmarks.vtc_bench.settings import (
     SETTINGS,
     VTCSetting,
     last_call_note,

@@ -52,18 +52,6 @@ def make_model(spec: str, base_url: str | None = None) -> Model:
     return get_model(spec, base_url=base_url)
 
 
-def load_demo_prompts(path: str | None) -> None:
-    """TIR-Bench's few-shot extraction demos from the user's copy of `demo_prompts.py` (`--demo-prompts`)."""
-    if path is None:
-        return
-    from toolsight.benchmarks.tir_bench.scorer import load_demo_prompts as load
-
-    try:
-        load(path)
-    except ValueError as exc:
-        raise RunError(f"--demo-prompts: {exc}") from None
-
-
 def _check_data(opts: RunOptions) -> None:
     """`--data` belongs to a named benchmark; a dataset folder target is its own data."""
     if opts.data is None or opts.benchmark in benchmark_names() or not Path(opts.benchmark).is_dir():
@@ -78,8 +66,8 @@ def _check_data(opts: RunOptions) -> None:
 def prepare(opts: RunOptions, hooks: RunHooks | None = None) -> tuple[Runner, list[str]]:
     """The runner for `opts` and the notes to show before it runs (already passed to `hooks.note`)."""
     hooks = hooks or RunHooks()
-    load_demo_prompts(opts.demo_prompts)
     bench = get_benchmark(opts.benchmark)
+    bench.configure(opts.benchmark_options)  # its own options, checked before anything is built
     settings = bench.setting(opts.setting, opts.loop)  # an unknown setting or loop before anything is built
     _check_data(opts)
     loaded = load_for_run(bench, opts.data)

@@ -1,4 +1,12 @@
-"""What a benchmark is to the runner: a loader, named settings, a scorer, and reference info."""
+"""What a benchmark is to the rest of toolsight: one class that answers for all of its extensions.
+
+A `Benchmark` loads its tasks, names its settings (prompts, tool sets, caps, loop mode), builds its
+official loop and its scorers, lays out its report tables, takes its own run options
+(`toolsight run BENCH -B KEY=VALUE`), and offers its generators and its share of the starter suite
+(`toolsight.benchmarks.offline`). Registries (`toolsight.benchmarks.registry`) read these
+declarations; the runner, the CLI, sweeps, reports and metrics only ask the object and never name
+a benchmark.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +14,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolsight.agents.registry import Generate, Solver, make_agent
 from toolsight.agents.settings import AgentSettings
+from toolsight.benchmarks.offline import Generator, StarterPart
 from toolsight.errors import ToolsightError
 from toolsight.log.modes import ScorerMode
 from toolsight.models.base import Model
@@ -43,10 +54,21 @@ class LoadedTasks:
         self.tasks = TaskSet.from_tasks(self.tasks)
 
 
+class BenchmarkOptions(BaseModel):
+    """Options a benchmark takes beside the generic run options (`-B KEY=VALUE`); a benchmark with
+    options of its own subclasses this and names the subclass in `Benchmark.Options`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 class Benchmark(ABC):
     name: str = ""
     description: str = ""
     default_setting: str = ""
+    #: the `Task.benchmark` values this benchmark scores besides its own name (its generated sets)
+    task_kinds: tuple[str, ...] = ()
+    #: the benchmark's own run options (`toolsight list options BENCH`)
+    Options: ClassVar[type[BenchmarkOptions]] = BenchmarkOptions
     #: report layout: for a tag, the order its values are shown in (the paper's column order)
     category_order: dict[str, list[str]] = {}  # noqa: RUF012 - read-only class default
     #: report layout: the tags `toolsight report` groups by when no --by is given (its paper's tables)
@@ -60,6 +82,33 @@ class Benchmark(ABC):
     #: report layout: (grouping tag, metric) tables shown when the user gives no --by; metric is
     #: "score", "pass_rate" or "tool_use" (the paper's tables, e.g. APR by turn type x domain)
     report_tables: list[tuple[str, str]] = []  # noqa: RUF012 - read-only class default
+
+    def __init__(self) -> None:
+        self.options: BenchmarkOptions = self.Options()
+
+    def configure(self, options: dict[str, Any]) -> None:
+        """Take the benchmark's own run options (`-B KEY=VALUE`); a bad one is a BenchmarkError that
+        names it and lists the options there are."""
+        try:
+            self.options = self.Options.model_validate(options)
+        except ValidationError as exc:
+            known = ", ".join(self.Options.model_fields) or "none"
+            first = exc.errors()[0]
+            where = ".".join(str(x) for x in first["loc"]) or "options"
+            raise BenchmarkError(f"-B {where}: {' '.join(str(first['msg']).split())} (options of {self.name}: {known}; "
+                                 f"see `toolsight list options {self.name}`)") from None
+
+    def owns(self, task: Task) -> bool:
+        """Whether this benchmark scores `task` (its `Task.benchmark` is this benchmark or one of its kinds)."""
+        return task.benchmark == self.name or task.benchmark in self.task_kinds
+
+    def generators(self) -> dict[str, Generator]:
+        """The kinds of offline task this benchmark can generate (`toolsight generate KIND`), by kind."""
+        return {}
+
+    def starter_parts(self) -> list[StarterPart]:
+        """What this benchmark adds to the built-in starter suite (`toolsight run starter`)."""
+        return []
 
     @abstractmethod
     def settings(self) -> dict[str, AgentSettings]:

@@ -62,13 +62,25 @@ def _visbrowse() -> Benchmark:
     return VisBrowseBenchmark()
 
 
+#: the one list of built-in benchmarks (the starter suite is made of the others' parts)
+BUILTINS: dict[str, BenchmarkFactory] = {
+    "starter": _starter,
+    "tir-bench": _tir,
+    "vtc-bench": _vtc,
+    "phystoolbench": _phystool,
+    "visualtoolbench": _vtb,
+    "visbrowse-bench": _visbrowse,
+}
+
+
 def _builtins() -> None:
-    register_benchmark("starter", _starter)
-    register_benchmark("tir-bench", _tir)
-    register_benchmark("vtc-bench", _vtc)
-    register_benchmark("phystoolbench", _phystool)
-    register_benchmark("visualtoolbench", _vtb)
-    register_benchmark("visbrowse-bench", _visbrowse)
+    for name, factory in BUILTINS.items():
+        register_benchmark(name, factory)
+
+
+def builtin_names() -> list[str]:
+    """The built-in benchmarks, in their listed order."""
+    return list(BUILTINS)
 
 
 def _load_all() -> None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 import toolsight
 from toolsight.agents.inputs import InputImageError, register_inputs
@@ -118,7 +118,8 @@ class RunOptions(BaseModel):
     cache: bool = True
     generate: GenerateConfig = Field(default_factory=GenerateConfig)
     caps: dict[str, Any] = Field(default_factory=dict, description="overrides for AgentSettings caps")
-    demo_prompts: str | None = Field(default=None, description="TIR-Bench demo_prompts.py for LLM answer extraction")
+    benchmark_options: dict[str, Any] = Field(
+        default_factory=dict, description="the benchmark's own options (-B KEY=VALUE; `toolsight list options BENCH`)")
     agent: str | None = Field(default=None, description="agent override (toolsight.agents.registry), e.g. vcr")
     web: str | None = Field(default=None, description="live | offline[=CORPUS] | replay=RUN_DIR (toolsight.web)")
     web_budget: int | None = Field(default=None, description="web requests allowed per run")
@@ -152,7 +153,20 @@ class RunOptions(BaseModel):
         for k in ("agent", "web", "summary_model"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
+        if self.benchmark_options:
+            out["benchmark_options"] = self.benchmark_options
         return out
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        """Options as older manifests stored them: `demo_prompts` became `-B demo_prompts=PATH`."""
+        if isinstance(data, dict) and "demo_prompts" in data:
+            data = dict(data)
+            path = data.pop("demo_prompts")
+            if path is not None:
+                data["benchmark_options"] = {**dict(data.get("benchmark_options") or {}), "demo_prompts": path}
+        return data
 
 
 def config_hash(identity: dict[str, Any]) -> str:
@@ -392,6 +406,7 @@ class Runner:
         self.on_progress = on_progress
         self.on_event = on_event
         self.judge_model = judge
+        bench.configure(opts.benchmark_options)  # the benchmark's own options, checked before anything runs
         bind = getattr(model, "bind_dataset", None)
         if callable(bind):
             bind(loaded.root)

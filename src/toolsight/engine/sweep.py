@@ -46,6 +46,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
+from toolsight.benchmarks.generation import generate, get_kind, read_generated
 from toolsight.calls.limiter import LimiterPool
 from toolsight.engine.runner import Runner, RunOptions, RunStopped, RunSummary
 from toolsight.errors import (
@@ -258,8 +259,8 @@ def expand(plan: Plan, plan_path: Path, out: Path | None = None, scripted_url: s
     runs: list[SweepRun] = []
     seen: set[str] = set()
     for bi, b in enumerate(plan.benchmarks):
-        if b.generate is not None:  # the runs read the generated dataset folder; `name` is its label
-            target, data = str(sweep_out / "data" / _data_name(bi, b)), None
+        if b.generate is not None:  # the runs read the generated set; `name` is its label
+            target, data = _generated_target(sweep_out / "data" / _data_name(bi, b), b.generate.kind)
         else:
             target = str(base / b.name) if (base / b.name).is_dir() else b.name
             data = _resolve(base, b.data)
@@ -476,43 +477,31 @@ def generate_data(plan: Plan, plan_path: Path, out: Path) -> list[str]:
         if b.generate is None:
             continue
         target = out / "data" / _data_name(bi, b)
-        if (target / "tasks.jsonl").is_file():
+        if read_generated(target) is not None:
             continue
         g = b.generate
         notes.append(f"generating {g.n} {g.kind} task(s) into {target}")
         try:
             _generate(g, target)
-        except (ValueError, KeyError) as exc:
+        except ToolsightError as exc:
             raise PlanError(f"{plan_path}: benchmarks[{bi}].generate: {exc}") from None
     return notes
 
 
 def _generate(g: GeneratedSet, target: Path) -> None:
-    """Write a generated set atomically (a half-written set is never taken for a finished one)."""
-    import shutil
-    import tempfile
+    """Write a generated set (the one generator registry: atomically, with its generated.json)."""
+    generate(g.kind, g.n, g.seed, target, difficulty=g.difficulty)
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+
+def _generated_target(folder: Path, kind: str) -> tuple[str, str | None]:
+    """How the runs read a generated set: as a dataset folder, or as its benchmark's `--data`."""
     try:
-        if g.kind.startswith("vtc-"):
-            from toolsight.benchmarks.vtc_bench.generate import generate_vtc
-
-            generate_vtc(g.kind.removeprefix("vtc-"), g.n, g.seed, tmp)
-        elif g.kind == "phystool":
-            from toolsight.benchmarks.phystoolbench.generate import LEVELS, generate_phystool
-
-            generate_phystool(g.n, g.seed, tmp, level=LEVELS[g.difficulty] if g.difficulty is not None else None)
-        else:
-            from toolsight.benchmarks.tir_bench.generate import KINDS
-            from toolsight.benchmarks.tir_bench.generate import generate as generate_tir
-
-            if g.kind not in KINDS:
-                raise ValueError(f"unknown kind {g.kind!r}; choose one of: {', '.join([*KINDS, 'vtc-…', 'phystool'])}")
-            generate_tir(g.kind, g.n, g.seed, tmp, difficulty=g.difficulty)
-        tmp.rename(target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        found = get_kind(kind)
+    except ToolsightError:
+        return str(folder), None  # reported by generate_data, which runs first
+    if found.generator.run_with_benchmark:
+        return found.benchmark, str(folder)
+    return str(folder), None
 
 
 def check_settings(target: str) -> tuple[list[str], str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import warnings
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +26,13 @@ from toolsight.tasks.schema import Task
 from toolsight.tasks.taskset import TaskSet
 
 TASKS_FILE = "tasks.jsonl"
+
+
+def cache_root() -> Path:
+    """Where downloaded and generated data is kept: `$TOOLSIGHT_CACHE`, else `~/.cache/toolsight`."""
+    env = os.environ.get("TOOLSIGHT_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "toolsight"
+
 #: the largest input image accepted (pixels); the same limit the tools open images with. A PNG of
 #: 50000x50000 fits in 300 KB and would take 7.5 GB to decode.
 MAX_IMAGE_PIXELS = 64_000_000

@@ -6,20 +6,12 @@ import re
 from pathlib import Path
 
 from toolsight.agents.answer import extract_answer
+from toolsight.agents.prompts import ANSWER_TAG_SYSTEM, TOOLS_NOTE
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.scoring.base import Score, ScoreContext, Scorer
 from toolsight.tasks.dataset import DatasetError, load_dataset
 from toolsight.tasks.schema import Task, Turn
-
-GENERIC_SYSTEM = (
-    "You are a careful visual reasoning assistant. Look at the image(s) and answer the question. "
-    "{tools}Put your final answer inside <answer></answer> tags, e.g. <answer>B</answer>."
-)
-_TOOLS_NOTE = (
-    "You may call the tools you are given to inspect or transform the image; you will see the images "
-    "they produce. "
-)
 
 
 def _norm(s: str) -> str:
@@ -72,9 +64,9 @@ class AnswerMatchScorer:
 
 def generic_settings() -> dict[str, AgentSettings]:
     def make(name: str, tools: list[str]) -> AgentSettings:
-        note = _TOOLS_NOTE if tools else ""
+        note = TOOLS_NOTE if tools else ""
         return AgentSettings(
-            name=name, system_prompt=GENERIC_SYSTEM.format(tools=note), tools=tools, answer_format="answer_tag",
+            name=name, system_prompt=ANSWER_TAG_SYSTEM.format(tools=note), tools=tools, answer_format="answer_tag",
             # a tool call must name its image: say what the input is called (the first OpenCV call
             # otherwise cannot name it)
             user_template="{prompt}{image_note}" if tools else "{prompt}",
@@ -96,6 +88,7 @@ class DatasetBenchmark(Benchmark):
     default_setting = "direct"
 
     def __init__(self, path: Path | None = None) -> None:
+        super().__init__()
         self.path = path
 
     def settings(self) -> dict[str, AgentSettings]:

@@ -1,77 +1,71 @@
-"""The built-in starter suite: ~75 generated tasks that run offline, with no API key.
+"""The built-in starter suite: generated tasks of every built-in benchmark that run offline, with no
+API key.
 
-TIR-Bench-style tasks from every generator and difficulty (solved by Python in the sandbox), a
-handful of VTC-Bench-style tasks (solved by chaining OpenCV interface tools), PhysToolBench-style
-scenes (solved with detection crops and OCR), five VisualToolBench-style tasks (single- and
-multi-turn, one with a historical weather lookup, rubric-scored by deterministic checks) and a few
-VisBrowse-style browsing tasks over a generated mini-web (served offline on 127.0.0.1 from `browse/corpus`). Generated on first use into
-the user's cache (`$TOOLSIGHT_CACHE`, else `~/.cache/toolsight`) and reused after. Each task is
-scored by its own benchmark's official rules (TIR-Bench, VTC-Bench, PhysToolBench, VisualToolBench
-or VisBrowse-Bench).
+Each built-in benchmark contributes its part (`Benchmark.starter_parts()`): TIR-Bench-style tasks
+from every generator and difficulty (solved by Python in the sandbox), VTC-Bench-style tasks (solved
+by chaining OpenCV interface tools), PhysToolBench-style scenes (detection crops and OCR),
+VisualToolBench-style tasks (single- and multi-turn, one with a historical weather lookup,
+rubric-scored by deterministic checks) and VisBrowse-style browsing tasks over a generated mini-web
+(served offline on 127.0.0.1 from the suite's `corpus/`). Generated on first use into the user's
+cache (`$TOOLSIGHT_CACHE`, else `~/.cache/toolsight`) and reused after. Each task is scored, and its
+record filled, by the benchmark that owns it (`Benchmark.owns`), under its official rules.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from toolsight.agents.prompts import ANSWER_TAG_SYSTEM
 from toolsight.agents.settings import AgentSettings
-from toolsight.benchmarks.base import Benchmark, LoadedTasks
-from toolsight.benchmarks.dataset.benchmark import GENERIC_SYSTEM
+from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
+from toolsight.benchmarks.offline import StarterContext, StarterPart
+from toolsight.benchmarks.registry import builtin_names, get_benchmark
 from toolsight.scoring.base import Score, ScoreContext, Scorer
-from toolsight.tasks.dataset import load_dataset, validate_dataset, write_dataset
+from toolsight.tasks.dataset import cache_root, load_dataset, validate_dataset, write_dataset
 from toolsight.tasks.schema import ImageRef, Task
 
-STARTER_VERSION = 5
-VTC_SEED = 7
-PHYSTOOL_SEED = 11
-PHYSTOOL_TASKS = 4  # one per generated level (Easy, Medium-M1/M2/M3)
-VTB_SEED = 11
-#: the VisualToolBench-style kinds in the suite: the four image kinds and a weather follow-up that
-#: reads the mini-web corpus's weather.json (no pages added: the browsing tasks' searches stay as verified)
-VTB_KINDS = ["region_switch", "hybrid_chart", "progressive", "temporal", "weather"]
-VTB_TASKS = len(VTB_KINDS)
-BROWSE_SEED = 11
-BROWSE_TASKS = 4
-BROWSE_DIR = "browse"
+#: bump when the suite's layout changes (its parts' own versions are in their generators)
+STARTER_VERSION = 6
+CORPUS_DIR = "corpus"
+TOOLS_NOTE = ("You may call the tools you are given: Python over the image in a sandbox, OpenCV "
+              "operations, object detection with crops and OCR on images by id, web search, page "
+              "visits and image crops (an image id works wherever an image URL is asked for), and "
+              "historical weather lookups; you will see the images they produce. ")
 
 
-def cache_root() -> Path:
-    env = os.environ.get("TOOLSIGHT_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "toolsight"
+def _parts() -> list[tuple[str, StarterPart]]:
+    """Every built-in benchmark's parts, in registry order."""
+    return [(name, part) for name in builtin_names() if name != StarterBenchmark.name
+            for part in get_benchmark(name).starter_parts()]
+
+
+def _rebase(tasks: list[Task], folder: str) -> list[Task]:
+    """The tasks with image paths relative to the suite's root instead of their part's folder."""
+    if not folder:
+        return tasks
+    for t in tasks:
+        for turn in t.turns:
+            turn.images = [ImageRef(path=f"{folder}/{i.path}", role=i.role) for i in turn.images]
+    return tasks
 
 
 def build_starter(target: Path) -> Path:
     """Generate the combined suite into `target` (atomically)."""
-    from toolsight.benchmarks.tir_bench.generate import STARTER_SEED, starter_suite
-    from toolsight.benchmarks.visbrowse_bench.generate import generate_browse
-    from toolsight.benchmarks.vtc_bench.generate import vtc_starter
-
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".starter-", dir=target.parent))
     try:
-        tasks = starter_suite(tmp, seed=STARTER_SEED)
-        vtc_tasks = vtc_starter(tmp / "vtc", seed=VTC_SEED)
-        for t in vtc_tasks:
-            for turn in t.turns:
-                turn.images = [ImageRef(path=f"vtc/{i.path}", role=i.role) for i in turn.images]
-        from toolsight.benchmarks.phystoolbench.generate import generate_phystool
-
-        phys_tasks = generate_phystool(PHYSTOOL_TASKS, PHYSTOOL_SEED, tmp / "phystool", write=False)
-        for t in phys_tasks:
-            for turn in t.turns:
-                turn.images = [ImageRef(path=f"phystool/{i.path}", role=i.role) for i in turn.images]
-        browse_tasks = generate_browse(BROWSE_TASKS, BROWSE_SEED, tmp / BROWSE_DIR)
-        vtb_tasks = _vtb_tasks(tmp / "vtb", tmp / BROWSE_DIR / "corpus")
-        (tmp / BROWSE_DIR / "tasks.jsonl").unlink()  # the combined tasks.jsonl lists them
-        for t in browse_tasks:
-            for turn in t.turns:
-                turn.images = [ImageRef(path=f"{BROWSE_DIR}/{i.path}", role=i.role) for i in turn.images]
-        write_dataset(tmp, tasks + vtc_tasks + phys_tasks + vtb_tasks + browse_tasks)
+        parts = _parts()
+        made: dict[int, list[Task]] = {}
+        # the part that builds the suite's web corpus first; the others may add to it
+        for i, (_, part) in sorted(enumerate(parts), key=lambda ip: not ip[1][1].builds_corpus):
+            folder = tmp / part.folder
+            folder.mkdir(parents=True, exist_ok=True)
+            made[i] = _rebase(part.make(StarterContext(folder=folder, corpus=tmp / CORPUS_DIR)), part.folder)
+        write_dataset(tmp, [t for i in range(len(parts)) for t in made[i]])
         problems = validate_dataset(tmp)
         if problems:
             raise RuntimeError("generated starter suite is invalid: " + "; ".join(map(str, problems[:5])))
@@ -84,68 +78,55 @@ def build_starter(target: Path) -> Path:
     return target
 
 
-def _vtb_tasks(folder: Path, corpus: Path) -> list[Task]:
-    """VisualToolBench-style tasks, generated in its official layout and read by its loader; their web
-    material (recorded weather) goes into the suite's one offline corpus."""
-    from toolsight.benchmarks.visualtoolbench.data import load_converted
-    from toolsight.benchmarks.visualtoolbench.generate import generate_vtb
-
-    generate_vtb(VTB_TASKS, VTB_SEED, folder, kinds=VTB_KINDS, corpus=corpus)
-    tasks, _, _, _ = load_converted(folder)
-    for t in tasks:
-        for turn in t.turns:
-            turn.images = [ImageRef(path=f"vtb/{i.path}", role=i.role) for i in turn.images]
-    return tasks
-
-
 def ensure_starter(cache: Path | None = None) -> Path:
-    from toolsight.benchmarks.tir_bench.generate import GENERATOR_VERSION
-
-    target = (cache or cache_root()) / f"starter-suite-v{STARTER_VERSION}.{GENERATOR_VERSION}"
+    """The suite in the cache, generated on first use."""
+    versions = ",".join(f"{name}/{part.folder}/{part.version}" for name, part in _parts())
+    key = hashlib.sha256(versions.encode()).hexdigest()[:8]
+    target = (cache or cache_root()) / f"starter-suite-v{STARTER_VERSION}-{key}"
     if (target / "tasks.jsonl").is_file() and not validate_dataset(target):
         return target
     return build_starter(target)
 
 
+def owner_of(task: Task) -> Benchmark:
+    """The built-in benchmark that scores `task` (by its `Task.benchmark`)."""
+    for name in builtin_names():
+        bench = get_benchmark(name)
+        if name != StarterBenchmark.name and bench.owns(task):
+            return bench
+    raise BenchmarkError(f"task {task.id}: no built-in benchmark scores tasks of kind {task.benchmark!r}")
+
+
 class StarterScorer:
-    """Each task by its own benchmark's official rules."""
+    """Each task by its own benchmark's scorer (that benchmark's default setting)."""
 
     name = "starter"
 
     def __init__(self, mode: str) -> None:
-        from toolsight.benchmarks.registry import get_scorer
+        self.mode = mode
+        self._scorers: dict[str, Scorer] = {}
 
-        self.tir: Scorer = get_scorer("tir-bench", mode=mode)
-        self.vtc: Scorer = get_scorer("vtc-bench", mode=mode)
-        self.phystool: Scorer = get_scorer("phystoolbench", mode=mode)
-        self.vtb: Scorer = get_scorer("visualtoolbench", mode=mode)
-        self.browse: Scorer = get_scorer("visbrowse", mode=mode)
+    def _scorer(self, task: Task) -> Scorer:
+        bench = owner_of(task)
+        if bench.name not in self._scorers:
+            self._scorers[bench.name] = bench.scorer(bench.default_setting, self.mode)
+        return self._scorers[bench.name]
 
     async def score(self, task: Task, responses: list[str], ctx: ScoreContext) -> Score:
-        if task.benchmark.startswith("phystool"):
-            return await self.phystool.score(task, responses, ctx)
-        if task.benchmark == "visualtoolbench":  # rubric checks (no judge): see scoring.rubric_check
-            return await self.vtb.score(task, responses, ctx)
-        scorer = (self.vtc if task.benchmark.startswith("vtc") else
-                  self.browse if task.benchmark.startswith("visbrowse") else self.tir)
-        return await scorer.score(task, responses, ctx)
+        return await self._scorer(task).score(task, responses, ctx)
 
 
 class StarterBenchmark(Benchmark):
     name = "starter"
-    description = "the built-in offline suite: generated TIR- and VTC-style tasks (no network, no API key)"
+    description = "the built-in offline suite: generated tasks of every built-in benchmark (no network, no API key)"
     default_setting = "tools"
 
     def settings(self) -> dict[str, AgentSettings]:
-        tools_note = ("You may call the tools you are given: Python over the image in a sandbox, OpenCV "
-                      "operations, object detection with crops and OCR on images by id, web search, page "
-                      "visits and image crops (an image id works wherever an image URL is asked for), and "
-                      "historical weather lookups; you will see the images they produce. ")
         return {
-            "tools": AgentSettings(name="tools", system_prompt=GENERIC_SYSTEM.format(tools=tools_note),
+            "tools": AgentSettings(name="tools", system_prompt=ANSWER_TAG_SYSTEM.format(tools=TOOLS_NOTE),
                                    tools=["python", "opencv", "perception", "browse", "historical_weather"],
                                    answer_format="answer_tag"),
-            "direct": AgentSettings(name="direct", system_prompt=GENERIC_SYSTEM.format(tools=""), tools=[],
+            "direct": AgentSettings(name="direct", system_prompt=ANSWER_TAG_SYSTEM.format(tools=""), tools=[],
                                     answer_format="answer_tag"),
         }
 
@@ -153,7 +134,7 @@ class StarterBenchmark(Benchmark):
         root = data if data is not None else ensure_starter()
         ds = load_dataset(root)
         digest = hashlib.sha256((root / "tasks.jsonl").read_bytes()).hexdigest()[:16]
-        corpus = root / BROWSE_DIR / "corpus"
+        corpus = root / CORPUS_DIR
         return LoadedTasks(ds.tasks, ds.root, str(root.resolve()), digest,
                            web_corpus=corpus if (corpus / "manifest.json").is_file() else None)
 
@@ -161,6 +142,6 @@ class StarterBenchmark(Benchmark):
         return StarterScorer(mode)
 
     def record_extra(self, task: Task) -> dict[str, Any]:
-        from toolsight.benchmarks.tir_bench.scorer import random_guess_accuracy
-
-        return {**super().record_extra(task), "random_guess": random_guess_accuracy(task)}
+        options = task.turns[0].options if task.turns else None
+        guess = 1.0 / len(options) if options else 0.0  # a uniform guess over the options
+        return {**owner_of(task).record_extra(task), "random_guess": guess}

@@ -16,9 +16,12 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from toolsight.agents.registry import Generate, Solver
 from toolsight.agents.settings import AgentSettings
-from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks, ScorerFactory
+from toolsight.benchmarks.base import Benchmark, BenchmarkError, BenchmarkOptions, LoadedTasks, ScorerFactory
+from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
 from toolsight.benchmarks.tir_bench.data import SETTINGS, TirBenchError, load_tir_bench
 from toolsight.log.modes import scorer_mode as check_mode
 from toolsight.models.base import Model
@@ -86,10 +89,25 @@ def _strategy_feedback(setting: str) -> str | None:
     return spec.strategy(int(num) if num.isdigit() else 1).feedback
 
 
-def scorer_for(mode: str) -> Scorer:
-    from toolsight.benchmarks.tir_bench.scorer import make_scorer
+class TIROptions(BenchmarkOptions):
+    """TIR-Bench's own run options (`-B KEY=VALUE`)."""
 
-    return make_scorer(check_mode(mode))
+    demo_prompts: Path | None = Field(
+        default=None, description="your copy of TIR-Bench's demo_prompts.py: the few-shot demos of the "
+        "tir-bench-llm answer extractor (not bundled: the repository has no licence)")
+
+
+def _write_generated(req: GenerateRequest) -> None:
+    from toolsight.benchmarks.tir_bench.generate import generate
+
+    generate(req.kind, req.n, req.seed, req.out, difficulty=req.difficulty, progress=req.progress)
+
+
+def _starter_tasks(ctx: StarterContext) -> list[Task]:
+    """Every generator at every difficulty (63 tasks), solved by Python in the sandbox."""
+    from toolsight.benchmarks.tir_bench.generate import STARTER_SEED, starter_suite
+
+    return starter_suite(ctx.folder, seed=STARTER_SEED)
 
 
 class TIRBenchmark(Benchmark):
@@ -97,9 +115,41 @@ class TIRBenchmark(Benchmark):
     description = ("TIR-Bench (13 tasks, 1,215 items): official TIR-Bench.json + data/ via --data, "
                    "or a generated toolsight dataset folder")
     default_setting = "code"
+    task_kinds = ("tir-bench-synth",)
+    Options = TIROptions
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.few_shot: dict[str, str] = {}
+
+    def configure(self, options: dict[str, Any]) -> None:
+        super().configure(options)
+        path = getattr(self.options, "demo_prompts", None)
+        if path is None:
+            self.few_shot = {}
+            return
+        from toolsight.benchmarks.tir_bench.scorer import load_demo_prompts
+
+        try:
+            self.few_shot = load_demo_prompts(path)
+        except ValueError as exc:
+            raise BenchmarkError(f"-B demo_prompts: {exc}") from None
 
     def settings(self) -> dict[str, AgentSettings]:
         return tir_settings()
+
+    def generators(self) -> dict[str, Generator]:
+        from toolsight.benchmarks.tir_bench.generate import KINDS
+
+        return {name: Generator(name, f"TIR-Bench style: {k.description}", _write_generated,
+                                difficulties=k.difficulties,
+                                difficulty_help=", ".join(str(d) for d in k.difficulties))
+                for name, k in KINDS.items()}
+
+    def starter_parts(self) -> list[StarterPart]:
+        from toolsight.benchmarks.tir_bench.generate import GENERATOR_VERSION
+
+        return [StarterPart(folder="", make=_starter_tasks, version=GENERATOR_VERSION)]
 
     def with_loop(self, settings: AgentSettings, loop: str) -> AgentSettings:
         return tir_settings(loop)[settings.name]
@@ -118,8 +168,8 @@ class TIRBenchmark(Benchmark):
 
     def load(self, data: Path | None) -> LoadedTasks:
         if data is None:
-            from toolsight.benchmarks.starter.benchmark import cache_root
             from toolsight.benchmarks.tir_bench.data import download_tir_bench
+            from toolsight.tasks.dataset import cache_root
 
             try:
                 data = download_tir_bench(cache_root() / "tir-bench")
@@ -142,12 +192,14 @@ class TIRBenchmark(Benchmark):
         return LoadedTasks(tasks, root, str(Path(root).resolve()), h)
 
     def scorer(self, setting: str, mode: str = "official") -> Scorer:
-        return scorer_for(mode)
+        from toolsight.benchmarks.tir_bench.scorer import make_scorer
+
+        return make_scorer(check_mode(mode), self.few_shot)
 
     def scorers(self) -> dict[str, ScorerFactory]:
-        from toolsight.benchmarks.tir_bench.scorer import SCORERS
+        from toolsight.benchmarks.tir_bench.scorer import scorers
 
-        return dict(SCORERS)
+        return dict(scorers(self.few_shot))
 
     def record_extra(self, task: Task) -> dict[str, Any]:
         from toolsight.benchmarks.tir_bench.scorer import random_guess_accuracy

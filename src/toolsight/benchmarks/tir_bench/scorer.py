@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -428,16 +428,15 @@ def rule_extract(response: str, task: str, answer: str, options: dict[str, str] 
 EXTRACT_SYSTEM = " Assistant is a large language model trained by OpenAI."
 DEMO_HEADER = ("Please read the following example. Then extract the answer from the model response and type it "
                "at the end of the prompt.")
-# task key -> few-shot demo text of the official `demo_prompts.py`; filled by `load_demo_prompts`
-FEW_SHOT: dict[str, str] = {}
 EXTRACT_RETRIES = 3
 
 
 def load_demo_prompts(path: str | Path) -> dict[str, str]:
     """Read the per-task demos from a copy of the official `demo_prompts.py` (parsed, never run).
 
-    Every top-level `demo_prompt_<task> = "..."` string is stored in `FEW_SHOT[<task>]`; returns
-    what was loaded. The repository ships no licence, so toolsight does not bundle the texts.
+    Returns every top-level `demo_prompt_<task> = "..."` string by task key (the scorer's `few_shot`,
+    from the benchmark option `-B demo_prompts=PATH`). The repository ships no licence, so toolsight
+    does not bundle the texts.
     """
     file = Path(path)
     try:
@@ -452,26 +451,27 @@ def load_demo_prompts(path: str | Path) -> dict[str, str]:
             found[node.targets[0].id.removeprefix("demo_prompt_")] = node.value.value
     if not found:
         raise ValueError(f"{file}: no `demo_prompt_<task> = \"...\"` strings found (is it TIR-Bench's demo_prompts.py?)")
-    FEW_SHOT.update(found)
     return found
 
 
-def extraction_prompt(task: str, query: str, response: str) -> str:
+def extraction_prompt(task: str, query: str, response: str, few_shot: Mapping[str, str] | None = None) -> str:
     """The official `create_test_prompt`: demo (stripped), question, response, 'Extracted answer: '.
 
-    Without loaded demos the demo is only its one-line instruction header.
+    Without the task's demo (`few_shot`, read by `load_demo_prompts`) the demo is only its one-line
+    instruction header.
     """
-    demo = FEW_SHOT.get(task, DEMO_HEADER).strip()
+    demo = (few_shot or {}).get(task, DEMO_HEADER).strip()
     return f"{demo}\n\nQuestion: {query}\n\nModel response: {response}\n\nExtracted answer: "
 
 
 async def llm_extract(model: Model, task: str, query: str, response: str, config: GenerateConfig,
-                      retries: int = EXTRACT_RETRIES) -> tuple[str | None, list[JudgeCall]]:
+                      retries: int = EXTRACT_RETRIES, few_shot: Mapping[str, str] | None = None,
+                      ) -> tuple[str | None, list[JudgeCall]]:
     """The official extraction call: system + user message, the reply used verbatim.
 
     A call that raises is retried (the reference retries up to 100 times); None when all fail.
     """
-    prompt = extraction_prompt(task, query, response)
+    prompt = extraction_prompt(task, query, response, few_shot)
     calls: list[JudgeCall] = []
     for _ in range(max(1, retries)):
         call = JudgeCall(model=model.name, prompt=prompt, seed=config.seed, temperature=config.temperature)
@@ -524,8 +524,10 @@ class TirScorer:
     """TIR-Bench scorer (see the module docstring for the Task → item mapping)."""
 
     def __init__(self, mode: Mode = "official", *, jigsaw_rule: JigsawRule = "position", llm: bool = False,
-                 extractor: Callable[[str, Task], str | None] | None = None) -> None:
-        """`extractor(response, task)` replaces the rule-based extraction (None = no answer)."""
+                 extractor: Callable[[str, Task], str | None] | None = None,
+                 few_shot: Mapping[str, str] | None = None) -> None:
+        """`extractor(response, task)` replaces the rule-based extraction (None = no answer);
+        `few_shot` holds the LLM extractor's demos by task key (`load_demo_prompts`)."""
         if mode not in ("official", "corrected"):
             raise ValueError(f"unknown scoring mode {mode!r}: use 'official' or 'corrected'")
         if jigsaw_rule not in ("position", "iou"):
@@ -534,6 +536,7 @@ class TirScorer:
         self.jigsaw_rule: JigsawRule = jigsaw_rule
         self.llm = llm
         self.extractor = extractor
+        self.few_shot = dict(few_shot or {})
         self.name = "tir-bench" if jigsaw_rule == "position" else "tir-bench-iou"
 
     async def score(self, task: Task, responses: list[str], ctx: ScoreContext) -> Score:
@@ -554,7 +557,7 @@ class TirScorer:
             config = (GenerateConfig(timeout=ctx.judge_config.timeout) if self.mode == "official"
                       else ctx.judge_config)
             extracted, calls = await llm_extract(ctx.judge, key, task.turns[0].prompt, response, config,
-                                                 max(1, ctx.judge_retries))
+                                                 max(1, ctx.judge_retries), self.few_shot)
             if extracted is None:
                 return Score(scorer=self.name, error="the answer extractor failed on every attempt", judge_calls=calls)
         elif self.extractor is not None:
@@ -573,17 +576,14 @@ class TirScorer:
                               "jigsaw_rule": self.jigsaw_rule})
 
 
-def make_scorer(mode: Mode = "official") -> TirScorer:
-    return TirScorer(mode)
+def make_scorer(mode: Mode = "official", few_shot: Mapping[str, str] | None = None) -> TirScorer:
+    return TirScorer(mode, few_shot=few_shot)
 
 
-def _tir_iou(mode: Mode) -> TirScorer:
-    return TirScorer(mode, jigsaw_rule="iou")
-
-
-def _tir_llm(mode: Mode) -> TirScorer:
-    return TirScorer(mode, llm=True)
-
-
-#: the scorers this module provides, registered by `toolsight.scoring.registry`
-SCORERS = {"tir-bench": make_scorer, "tir-bench-iou": _tir_iou, "tir-bench-llm": _tir_llm}
+def scorers(few_shot: Mapping[str, str] | None = None) -> dict[str, Callable[[Mode], TirScorer]]:
+    """The named scorers of TIR-Bench (`toolsight score --scorer NAME`), with the extractor's demos."""
+    return {
+        "tir-bench": lambda mode: TirScorer(mode, few_shot=few_shot),
+        "tir-bench-iou": lambda mode: TirScorer(mode, jigsaw_rule="iou", few_shot=few_shot),
+        "tir-bench-llm": lambda mode: TirScorer(mode, llm=True, few_shot=few_shot),
+    }

@@ -1,91 +1,39 @@
-"""VisBrowse-Bench: the official JSONL (decrypted with its canary), the paper's settings, the
-reference loop, the semantic judge, and the paper's table layout.
-
-Data (`--data PATH`): the repository folder (`data/VisBrowse-Bench.jsonl` + `VisBrowse_Bench_images/`),
-the JSONL file itself (encrypted as released, or decrypted with the reference `decrypt_data.py`), or a
-toolsight dataset folder such as one written by `toolsight generate browse` (tasks.jsonl + a
-`corpus/` folder that becomes the default offline web). Images come from the repository folder;
-missing ones are downloaded once from the record's URLs into the cache
-(`$TOOLSIGHT_CACHE/visbrowse-bench/`). Each task keeps its image URLs (`meta.image_urls`): the
-prompt names them and toolsight's image host serves them, so the tools work on them offline too.
-Domains and sub-domains become the tags `domain` and `sub_domain`; tasks with two answers keep
-them as a list (the judge joins them with "; ").
+"""VisBrowse-Bench as a benchmark: the paper's settings, the reference loop, the semantic judge,
+the paper's table layout and the generated mini-web.
 
 Settings (paper §4.1): `direct` (no tools), `+TS` (text_search, visit), `+IS` (all five tools).
-All three run the reference loop (`visbrowse_loop.py`) by default; `--cap loop=toolsight` runs the
-corrected loop. Scoring: `toolsight.benchmarks.visbrowse_bench.scorer` (official / corrected).
+All three run the reference loop (`loop.py`) by default; `--loop toolsight` runs the corrected
+loop. Scoring: `scorer.py` (official / corrected). Data: `data.py`; prompts: `prompts.py`.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import json
-import os
-import re
-import shutil
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from toolsight.agents.registry import Generate, Solver, make_agent
 from toolsight.agents.settings import AgentSettings
-from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks, ScorerFactory
-from toolsight.benchmarks.visbrowse_bench.scorer import VisBrowseDataError, decrypt_record
+from toolsight.benchmarks.base import Benchmark, LoadedTasks, ScorerFactory
+from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
+from toolsight.benchmarks.visbrowse_bench.data import (
+    BENCHMARK,
+    DOMAINS,
+    JSONL,
+    REPO,
+    SUB_DOMAINS,
+    VisBrowseError,
+    load_visbrowse,
+)
+from toolsight.benchmarks.visbrowse_bench.prompts import INPUT_PROMPT, SYSTEM_PROMPT
 from toolsight.log.modes import scorer_mode as check_mode
 from toolsight.models.base import GenerateConfig, Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.dataset import DatasetError, load_dataset
-from toolsight.tasks.schema import ImageRef, Task, Turn
+from toolsight.tasks.schema import Task
 
-BENCHMARK = "visbrowse-bench"
-JSONL = "VisBrowse-Bench.jsonl"
-IMAGES = "VisBrowse_Bench_images"
-REPO = "https://github.com/ZhengboZhang/VisBrowse-Bench"
-
-#: verbatim from the reference `prompt.py` @ 10b95c0c
-SYSTEM_PROMPT = """\
-You are a Web Information Seeking Master. Your task is to thoroughly seek the internet for information and provide accurate answers to visual questions.
-As you proceed, adhere to the following principles:
-
-1. Decompose the original visual question into sub-questions and solve them step by step. Summarize the knowledge obtained from the previous round of dialogue, then think about what is next sub-question.
-2. Whether you can answer the question or not, you should describe the image in detail. if the image includes multiple sub-image, you should describe each one separately.
-3. Before calling any tools, you must provide a brief explanation of why you are calling the tool and what you expect to achieve.
-4. You should provide the final answer within 15 turns, regardless of whether all valid information has been collected.
-"""
-
-INPUT_PROMPT = '''\
-You are an intelligent agent engaged in a conversation with a user. The user poses a question and provides a corresponding image for context. As an agent, you approach the problem with care and methodical precision, following a multi-step process to arrive at a solution. You utilize a variety of tools, ensuring that the information gathered from each one is cross-validated before you reach a final answer. Rather than relying on any single tool for accuracy, you employ multiple tools iteratively to prioritize the comprehensiveness and reliability of your responses.
-
-To be successful, it is very important to follow the following rules:
-1. The assistant starts with one or more cycles of (thinking about which tool to use -> performing tool call -> waiting for tool response), and ends with (thinking about the answer -> answer of the question).
-2. If additional visual information is needed during the search process, 'image_search' tool can be used to search for images.
-3. You can use 'image_crop' tool to zoom in on a specific region of the image and search for it.
-4. You can only make one tool call per round and wait for the tool's response.
-5. Your answer should be inside '<answer></answer>' tags, and the answer must be the most concise output.
-
-Input Question: {Question}
-Input image_url: {Image_url}
-'''
-
-#: paper Table 2 column order
-DOMAINS = ["Media", "Life", "Art", "Geography", "Technology", "Sport", "Finance"]
-SUB_DOMAINS = [
-    "Cartoon", "Film", "TV",
-    "Diet", "Entertainment", "Fashion", "News",
-    "Artist", "Handicrafts", "Music", "Painting",
-    "Historical Geography", "Human Geography", "Political Geography",
-    "Academic achievement", "Electronic product", "Technology company", "Vehicle",
-    "Esports", "Sports events", "Sports stars",
-    "Financial institutions", "Investment and Market", "People & Social",
-]
 SETTING_TOOLS: dict[str, list[str]] = {"direct": [], "+TS": ["browse_text"], "+IS": ["browse"]}
 DEFAULT_SETTING = "+IS"
-
-
-class VisBrowseError(BenchmarkError):
-    """A user-fixable problem with VisBrowse-Bench data (names the file, line and fix)."""
 
 
 def visbrowse_settings() -> dict[str, AgentSettings]:
@@ -101,188 +49,27 @@ def visbrowse_settings() -> dict[str, AgentSettings]:
     return out
 
 
-# --------------------------------------------------------------------------- loading
 
 
-def cache_root() -> Path:
-    env = os.environ.get("TOOLSIGHT_CACHE")
-    return (Path(env) if env else Path.home() / ".cache" / "toolsight") / BENCHMARK
+#: the starter suite's browsing tasks over its generated mini-web
+STARTER_SEED = 11
+STARTER_TASKS = 4
 
 
-def find_jsonl(path: Path) -> Path:
-    if path.is_file():
-        return path
-    for c in (path / JSONL, path / "data" / JSONL):
-        if c.is_file():
-            return c
-    found = sorted([*path.glob("*.jsonl"), *path.glob("data/*.jsonl")])
-    if len(found) == 1:
-        return found[0]
-    if not found:
-        raise VisBrowseError(f"no {JSONL} in {path} or {path / 'data'}; --data must be the VisBrowse-Bench folder "
-                             f"(git clone {REPO}), its JSONL file, or a dataset folder with tasks.jsonl")
-    raise VisBrowseError(f"{path} holds several JSONL files ({', '.join(p.name for p in found)}); pass one with --data")
+def _write_generated(req: GenerateRequest) -> None:
+    from toolsight.benchmarks.visbrowse_bench.generate import generate_browse
+
+    generate_browse(req.n, req.seed, req.out, progress=req.progress)
 
 
-def _image_dirs(jsonl: Path) -> list[Path]:
-    return [d / IMAGES for d in (jsonl.parent, jsonl.parent.parent)] + [cache_root() / IMAGES]
+def _starter_tasks(ctx: StarterContext) -> list[Task]:
+    """Browsing tasks over a generated mini-web, whose corpus becomes the suite's offline web."""
+    from toolsight.benchmarks.visbrowse_bench.generate import generate_browse
 
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def _is_encrypted(value: str) -> bool:
-    try:
-        base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return True
-
-
-def _str_list(rec: dict[str, Any], key: str, where: str) -> list[str]:
-    v = rec.get(key)
-    if not isinstance(v, list) or not v or not all(isinstance(x, str) and x for x in v):
-        raise VisBrowseError(f"{where}: '{key}' must be a non-empty list of strings, got {v!r:.80}")
-    return list(v)
-
-
-def read_records(jsonl: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, decrypted record) for every line; a bad line is one error naming file, line and id.
-
-    A file is encrypted when its first record's question is strict base64 (as released); then every
-    record must decrypt with its canary to UTF-8 text.
-    """
-    rows: list[tuple[int, dict[str, Any]]] = []
-    encrypted: bool | None = None
-    seen: dict[str, int] = {}
-    with jsonl.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{jsonl}:{n}"
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise VisBrowseError(f"{where}: not JSON ({exc.msg} at column {exc.colno}); the line is damaged — "
-                                     f"re-download {JSONL}") from None
-            if not isinstance(rec, dict):
-                raise VisBrowseError(f"{where}: expected a JSON object")
-            for key in ("id", "question", "image", "answer", "domain", "sub_domain"):
-                if key not in rec:
-                    raise VisBrowseError(f"{where}: missing field {key!r}")
-            where = f"{where} (id {rec['id']})"
-            if not isinstance(rec["question"], str) or not rec["question"]:
-                raise VisBrowseError(f"{where}: 'question' must be a non-empty string")
-            _str_list(rec, "answer", where)
-            _str_list(rec, "image", where)
-            if encrypted is None:
-                encrypted = _is_encrypted(rec["question"])
-            if encrypted:
-                if "canary" not in rec:
-                    raise VisBrowseError(f"{where}: encrypted record without a 'canary' to decrypt it")
-                for field_name, value in [("question", rec["question"]), *[("answer", a) for a in rec["answer"]]]:
-                    if not _is_encrypted(value):  # the reference decoder would silently drop bad characters
-                        raise VisBrowseError(f"{where}: {field_name} is not valid base64; the record is damaged — "
-                                             f"re-download {JSONL}")
-                try:
-                    rec = decrypt_record(rec, where)
-                except VisBrowseDataError as exc:
-                    raise VisBrowseError(f"{exc}; the record is damaged or its canary is wrong — re-download "
-                                         f"{JSONL}") from None
-                if _CONTROL.search(rec["question"]) or any(_CONTROL.search(a) for a in rec["answer"]):
-                    raise VisBrowseError(f"{where}: the question or answer decrypts to control characters; the "
-                                         "record is damaged or its canary is wrong")
-            key = str(rec["id"])
-            if key in seen:
-                raise VisBrowseError(f"{where}: duplicate id {key} (first on line {seen[key]})")
-            seen[key] = n
-            rows.append((n, rec))
-    if not rows:
-        raise VisBrowseError(f"{jsonl}: no records")
-    return rows
-
-
-def _file_name(url: str, where: str) -> str:
-    name = Path(urlsplit(url).path).name
-    if not name or not re.fullmatch(r"[\w.-]+", name):
-        raise VisBrowseError(f"{where}: cannot take an image file name from {url!r}")
-    return name
-
-
-def _download(url: str, dest: Path) -> bool:
-    """Fetch one image URL (http/https only) into `dest`; False when offline or it fails."""
-    import httpx
-
-    from toolsight.web.policy import check_syntax
-    from toolsight.web.types import UrlRefused
-
-    try:
-        check_syntax(url)
-        resp = httpx.get(url, timeout=30.0, follow_redirects=True)
-    except (UrlRefused, httpx.HTTPError):
-        return False
-    if resp.status_code != 200 or not resp.content:
-        return False
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(dest.suffix + ".part")
-    tmp.write_bytes(resp.content)
-    os.replace(tmp, dest)
-    return True
-
-
-def resolve_images(rows: list[tuple[int, dict[str, Any]]], jsonl: Path, download: bool = True) -> Path:
-    """The folder that holds `VisBrowse_Bench_images/` with every referenced image (downloading the
-    missing ones into the cache when allowed)."""
-    needed: dict[str, str] = {}
-    for n, rec in rows:
-        for url in rec["image"]:
-            needed.setdefault(_file_name(url, f"{jsonl}:{n}"), url)
-    dirs = _image_dirs(jsonl)
-    local = next((d for d in dirs[:2] if d.is_dir() and all((d / f).is_file() for f in needed)), None)
-    if local is not None:
-        return local.parent
-    cache = dirs[2]
-    missing: list[str] = []
-    for name, url in needed.items():
-        dest = cache / name
-        if dest.is_file():
-            continue
-        src = next((d / name for d in dirs[:2] if (d / name).is_file()), None)
-        if src is not None:
-            cache.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dest)
-        elif not (download and _download(url, dest)):
-            missing.append(name)
-    if missing:
-        raise VisBrowseError(
-            f"{len(missing)} image(s) not found next to {jsonl} ({IMAGES}/) or in the cache {cache} and not "
-            f"downloadable (e.g. {', '.join(missing[:5])}); clone {REPO} and pass its folder with --data")
-    return cache.parent
-
-
-def load_visbrowse(path: Path | str, download: bool = True) -> tuple[list[Task], Path, Path]:
-    """(tasks, image root, JSONL file) from the official format."""
-    jsonl = find_jsonl(Path(path))
-    rows = read_records(jsonl)
-    root = resolve_images(rows, jsonl, download)
-    tasks: list[Task] = []
-    for n, rec in rows:
-        where = f"{jsonl}:{n} (id {rec['id']})"
-        names = [_file_name(u, where) for u in rec["image"]]
-        answers: list[str] = list(rec["answer"])
-        try:
-            turn = Turn(prompt=rec["question"], images=[ImageRef(path=f"{IMAGES}/{x}") for x in names],
-                        answer=answers if len(answers) > 1 else answers[0],
-                        meta={"question": rec["question"], "image_urls": list(rec["image"])})
-            tasks.append(Task(id=str(rec["id"]), benchmark=BENCHMARK, turns=[turn], tags={
-                "domain": str(rec["domain"]), "sub_domain": str(rec["sub_domain"]),
-                "n_images": str(len(names)), "n_answers": str(len(answers))}))
-        except ValueError as exc:
-            raise VisBrowseError(f"{where}: {exc}") from None
-    return tasks, root, jsonl
-
-
-# --------------------------------------------------------------------------- the benchmark
+    tasks = generate_browse(STARTER_TASKS, STARTER_SEED, ctx.folder)
+    (ctx.folder / "corpus").rename(ctx.corpus)
+    (ctx.folder / "tasks.jsonl").unlink()  # the suite's tasks.jsonl lists them
+    return tasks
 
 
 class VisBrowseBenchmark(Benchmark):
@@ -294,6 +81,15 @@ class VisBrowseBenchmark(Benchmark):
 
     def settings(self) -> dict[str, AgentSettings]:
         return visbrowse_settings()
+
+    def generators(self) -> dict[str, Generator]:
+        return {"browse": Generator(
+            "browse", "VisBrowse-Bench style: a generated mini-web (pages, pictures, links; offline corpus in "
+            "corpus/) and multi-hop browsing tasks with reference tool-call programs", _write_generated,
+            run_with_benchmark=True)}
+
+    def starter_parts(self) -> list[StarterPart]:
+        return [StarterPart(folder="browse", make=_starter_tasks, builds_corpus=True)]
 
     def make_agent(self, settings: AgentSettings, model: Model, generate: Generate) -> Solver:
         if settings.agent != "default":
@@ -329,4 +125,3 @@ class VisBrowseBenchmark(Benchmark):
         from toolsight.benchmarks.visbrowse_bench.scorer import SCORERS
 
         return dict(SCORERS)
-

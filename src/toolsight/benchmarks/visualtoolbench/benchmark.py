@@ -22,6 +22,7 @@ from typing import Any
 from toolsight.agents.registry import Generate, Solver, make_agent
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark, LoadedTasks, ScorerFactory
+from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
 from toolsight.benchmarks.visualtoolbench import data as D
 from toolsight.benchmarks.visualtoolbench import prompts as P
 from toolsight.log.modes import scorer_mode as check_mode
@@ -90,6 +91,28 @@ def reference_generate(model_name: str, given: GenerateConfig, tools: bool) -> G
     return given.model_copy(update={"temperature": 1.0 if reasoning else 0.0})
 
 
+#: the starter suite's VisualToolBench-style kinds: the four image kinds and a weather follow-up that
+#: reads the suite's web corpus (weather.json only: the browsing tasks' searches stay as verified)
+STARTER_KINDS = ["region_switch", "hybrid_chart", "progressive", "temporal", "weather"]
+STARTER_SEED = 11
+
+
+def _write_generated(req: GenerateRequest) -> None:
+    from toolsight.benchmarks.visualtoolbench.generate import generate_vtb
+
+    generate_vtb(req.n, req.seed, req.out, progress=req.progress)
+
+
+def _starter_tasks(ctx: StarterContext) -> list[Task]:
+    """Single- and multi-turn tasks (one with a historical weather lookup), rubric-scored by
+    deterministic checks; generated in the official layout and read by its loader."""
+    from toolsight.benchmarks.visualtoolbench.generate import generate_vtb
+
+    generate_vtb(len(STARTER_KINDS), STARTER_SEED, ctx.folder, kinds=STARTER_KINDS, corpus=ctx.corpus)
+    tasks, _, _, _ = D.load_converted(ctx.folder)
+    return list(tasks)
+
+
 class VisualToolBenchmark(Benchmark):
     name = BENCHMARK
     description = ("VisualToolBench (1,204 single- and multi-turn tasks, rubric-judged): --data PATH with the "
@@ -108,6 +131,14 @@ class VisualToolBenchmark(Benchmark):
 
     def settings(self) -> dict[str, AgentSettings]:
         return vtb_settings()
+
+    def generators(self) -> dict[str, Generator]:
+        return {"vtb": Generator(
+            "vtb", "VisualToolBench style: single/multi-turn, rubrics with checks, official layout; web lookups "
+            "and weather over its own offline corpus", _write_generated, run_with_benchmark=True)}
+
+    def starter_parts(self) -> list[StarterPart]:
+        return [StarterPart(folder="vtb", make=_starter_tasks)]
 
     def toolsets(self) -> dict[str, ToolSet]:
         return dict(VTB_TOOLSETS)

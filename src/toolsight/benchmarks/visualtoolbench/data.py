@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -35,6 +34,7 @@ from toolsight.benchmarks.visualtoolbench.scorer import (
     VisualToolBenchFormatError,
     rubrics_from_official,
 )
+from toolsight.tasks.dataset import cache_root as dataset_cache_root
 from toolsight.tasks.schema import ImageRef, Task, ToolStep, Turn
 
 BENCHMARK = "visualtoolbench"
@@ -391,8 +391,7 @@ def read_parquet(files: list[Path]) -> list[dict[str, Any]]:
 
 
 def cache_root() -> Path:
-    env = os.environ.get("TOOLSIGHT_CACHE")
-    return (Path(env) if env else Path.home() / ".cache" / "toolsight") / BENCHMARK
+    return dataset_cache_root() / BENCHMARK
 
 
 def convert_parquet(files: list[Path], cache: Path | None = None) -> Path:

@@ -54,6 +54,11 @@ from toolsight.benchmarks.vtc_bench.qwen import (
     to_wire,
 )
 from toolsight.benchmarks.vtc_bench.results import images_in_text
+from toolsight.benchmarks.vtc_bench.settings import (
+    ATTEMPT_TIMEOUT_S,
+    DRIVER_RERUN_WAITS,
+    render_user_prompt,
+)
 from toolsight.benchmarks.vtc_bench.tools.code import FILES_KEY, MODEL_KEY
 from toolsight.benchmarks.vtc_bench.tools.interface import HINT_KEY, inside
 from toolsight.log.trajectory import ToolCallRecord, Trajectory, TurnResult
@@ -70,10 +75,7 @@ from toolsight.models.base import (
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Artifact, Toolbox, ToolSpec
 
-#: seconds the driver waits before re-running a task (attempt 1 → 2, 2 → 3); tests may shorten them
-DRIVER_RERUN_WAITS = (5.0, 10.0)
 RERUN_WAITS = DRIVER_RERUN_WAITS
-ATTEMPT_TIMEOUT_S = 3600.0  # the driver's per-attempt SIGALRM limit
 MALFORMED_RETRIES = 10
 
 _RETRYABLE_TYPES = ("ReadTimeout", "ConnectTimeout", "ConnectionError", "HTTPError", "Timeout", "RemoteDisconnected")
@@ -387,8 +389,6 @@ class VTCOfficialAgent:
             self._images[str(target)] = src
         with Image.open(ws / rel) as im:
             width, height = im.size
-        from toolsight.benchmarks.vtc_bench.benchmark import render_user_prompt
-
         user_prompt = render_user_prompt(task, rel, width, height, self.vtc)
         toolbox.state[HINT_KEY] = rel
         toolbox.state[MODEL_KEY] = self.model_id  # the driver's code interpreter works in <model>/<task id>

@@ -238,10 +238,15 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
 def _portable(runner: Runner) -> dict[str, Any]:
     """The run's options as a worker elsewhere needs them: paths absolute (workers have another cwd)."""
     opts = runner.opts.model_dump(mode="json")
-    for key in ("benchmark", "data", "demo_prompts"):
+    for key in ("benchmark", "data"):
         val = opts.get(key)
         if val and Path(val).exists():
             opts[key] = str(Path(val).resolve())
+    bench_opts = dict(opts.get("benchmark_options") or {})
+    for key, val in bench_opts.items():  # a benchmark's file options (e.g. a prompts file) too
+        if isinstance(val, str) and val and Path(val).exists():
+            bench_opts[key] = str(Path(val).resolve())
+    opts["benchmark_options"] = bench_opts
     return opts
 
 

@@ -91,10 +91,6 @@ class TaskWorker:
             "out": str(self.scratch_run), "resume": False, "cache": False, "executor": "local",
             "ray_address": None, "ray_workers": None, "max_connections": config.max_connections,
             "judge_concurrency": max(1, min(opts.judge_concurrency, config.max_connections))})
-        if opts.demo_prompts:
-            from toolsight.benchmarks.tir_bench.scorer import load_demo_prompts
-
-            load_demo_prompts(opts.demo_prompts)
         bench = get_benchmark(opts.benchmark)
         loaded = load_for_run(bench, opts.data)
         model = get_model(opts.model, base_url=opts.base_url)
