@@ -25,6 +25,7 @@ from toolsight.benchmarks.dataset.benchmark import GENERIC_SYSTEM
 from toolsight.scoring.base import Score, ScoreContext, Scorer
 from toolsight.tasks.dataset import load_dataset, validate_dataset, write_dataset
 from toolsight.tasks.schema import ImageRef, Task
+from toolsight.tools.operations import Vocabulary
 
 STARTER_VERSION = 5
 VTC_SEED = 7
@@ -159,6 +160,14 @@ class StarterBenchmark(Benchmark):
 
     def scorer(self, setting: str, mode: str = "official") -> Scorer:
         return StarterScorer(mode)
+
+    def vocabularies(self) -> list[Vocabulary]:
+        """Both operation vocabularies: the suite holds VisualToolBench- and VTC-Bench-style tasks
+        (its TIR-, PhysToolBench- and VisBrowse-style tasks come from benchmarks that declare none)."""
+        from toolsight.benchmarks.visualtoolbench.taxonomy import CATEGORY_VOCABULARY
+        from toolsight.benchmarks.vtc_bench.taxonomy import TOOL_GROUP_VOCABULARY
+
+        return [CATEGORY_VOCABULARY, TOOL_GROUP_VOCABULARY]
 
     def record_extra(self, task: Task) -> dict[str, Any]:
         from toolsight.benchmarks.tir_bench.scorer import random_guess_accuracy

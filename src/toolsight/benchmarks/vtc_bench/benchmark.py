@@ -33,6 +33,7 @@ from toolsight.benchmarks.vtc_bench.taxonomy import (  # noqa: F401 - re-exporte
     CATEGORIES,
     CATEGORY_ORDER,
     CATEGORY_SHORT,
+    TOOL_GROUP_VOCABULARY,
     question_with_options,
 )
 from toolsight.log.modes import scorer_mode as check_mode
@@ -40,6 +41,7 @@ from toolsight.models.base import GenerateConfig, Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.schema import ImageRef, Task, ToolStep, Turn
 from toolsight.tools.base import Tool
+from toolsight.tools.operations import Vocabulary
 from toolsight.tools.registry import ToolSet as ToolSetEntry
 
 BENCHMARK = "vtc-bench"
@@ -523,6 +525,10 @@ class VTCBenchmark(Benchmark):
 
             return VTCOfficialAgent(SETTINGS[settings.name], settings, model, generate)
         return super().make_agent(settings, model, generate)
+
+    def vocabularies(self) -> list[Vocabulary]:
+        """The tool groups of its tool-chain analysis (Fig. 6: Crop, Rotate, Zoom in, ...)."""
+        return [TOOL_GROUP_VOCABULARY]
 
     def toolsets(self) -> dict[str, ToolSetEntry]:
         return dict(VTC_TOOLSETS)
