@@ -7,7 +7,7 @@ measured in the same run on the same records:
 - parse:  read and validate every record once, keeping none — the floor for any report;
 - hold:   load every record into a list — what a non-streaming report would need;
 - report: build_report (markdown, --by category --by turn_type, plots and records.csv to --out);
-- report-notax: the same without the image-operation taxonomy (its AST pass over model code);
+- report-notax: the same without image-operation vocabularies (no AST pass over model code);
 - report-quarter: the same over a quarter of the records — memory must not grow ~4x.
 
 Usage: python bench/report.py [--records 10000]
@@ -30,12 +30,14 @@ from pathlib import Path
 def _child(mode: str, run: Path, out: Path) -> None:
     import toolsight.report
     import toolsight.report.plots
+    from toolsight.benchmarks import registry
+    from toolsight.benchmarks.visualtoolbench.taxonomy import CATEGORY_VOCABULARY
+    from toolsight.benchmarks.vtc_bench.taxonomy import TOOL_GROUP_VOCABULARY
     from toolsight.engine.store import iter_records
 
-    if mode == "report-notax":  # the same report without the AST image-operation classification
-        import toolsight.metrics.taxonomy as tx
-
-        tx._operations = lambda name, arguments: ([name], [])  # type: ignore[assignment]
+    # the fixture's benchmark declares no vocabulary: give it both built-in ones, or (notax) none
+    vocabularies = [] if mode == "report-notax" else [CATEGORY_VOCABULARY, TOOL_GROUP_VOCABULARY]
+    registry.vocabularies = lambda name: list(vocabularies)
 
     def work() -> int:
         if mode == "parse":

@@ -1,20 +1,34 @@
-"""The image-operation taxonomy: a hand-labelled corpus of realistic model-written snippets and calls."""
+"""The image-operation taxonomy: a hand-labelled corpus of realistic model-written snippets and calls,
+recognised by `toolsight.tools.operations` and labelled by VisualToolBench's and VTC-Bench's vocabularies."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
-from toolsight.tools.opencv import OPENCV_TOOL_NAMES
-from toolsight.tools.taxonomy import (
-    VTB_CATEGORIES,
-    VTC_TOOL_GROUPS,
-    Operations,
-    classify_call,
-    classify_code,
-    interface_groups,
-)
+from toolsight.benchmarks.visualtoolbench.taxonomy import CATEGORIES, CATEGORY_VOCABULARY
+from toolsight.benchmarks.vtc_bench.taxonomy import TOOL_GROUP_VOCABULARY, TOOL_GROUPS
+from toolsight.tools.opencv import OP_ORDER, OPENCV_TOOL_NAMES
+from toolsight.tools.operations import Operation, call_operations, classify_call, code_operations
+from toolsight.tools.operations.calls import INTERFACE_OPS
+
+VOCABULARIES = (CATEGORY_VOCABULARY, TOOL_GROUP_VOCABULARY)
+
+
+def labelled(ops: tuple[Operation, ...]) -> tuple[list[str], list[str]]:
+    """(VisualToolBench categories, VTC-Bench groups) of some operations."""
+    return CATEGORY_VOCABULARY.label_all(ops), TOOL_GROUP_VOCABULARY.label_all(ops)
+
+
+def vtb(name: str, arguments: Mapping[str, Any] | str | None) -> list[str]:
+    return classify_call(name, arguments, VOCABULARIES)[CATEGORY_VOCABULARY.name]
+
+
+def vtc(name: str, arguments: Mapping[str, Any] | str | None) -> list[str]:
+    return classify_call(name, arguments, VOCABULARIES)[TOOL_GROUP_VOCABULARY.name]
 
 # (code, VisualToolBench categories, VTC-Bench groups) — labelled by hand, order of first appearance
 CORPUS: list[tuple[str, list[str], list[str]]] = [
@@ -282,49 +296,55 @@ ImageDraw.Draw(im).rectangle([10, 10, 50, 50], outline='red')
 ]
 
 
-@pytest.mark.parametrize(("code", "vtb", "vtc"), CORPUS, ids=[f"snippet{i}" for i in range(len(CORPUS))])
-def test_code_corpus(code: str, vtb: list[str], vtc: list[str]) -> None:
-    ops = classify_code(code)
-    assert (ops.vtb, ops.vtc) == (vtb, vtc), [(s.line, s.api) for s in ops.steps]
+@pytest.mark.parametrize(("code", "cats", "groups"), CORPUS, ids=[f"snippet{i}" for i in range(len(CORPUS))])
+def test_code_corpus(code: str, cats: list[str], groups: list[str]) -> None:
+    ops = code_operations(code)
+    assert labelled(ops) == (cats, groups), [(o.line, o.api) for o in ops]
 
 
 def test_corpus_is_big_enough_and_uses_known_labels() -> None:
     assert len(CORPUS) >= 30
-    for _, vtb, vtc in CORPUS:
-        assert set(vtb) <= set(VTB_CATEGORIES) and set(vtc) <= set(VTC_TOOL_GROUPS)
+    for _, cats, groups in CORPUS:
+        assert set(cats) <= set(CATEGORIES) and set(groups) <= set(TOOL_GROUPS)
 
 
 def test_every_interface_tool_has_a_vtc_group() -> None:
+    assert INTERFACE_OPS == set(OP_ORDER)  # the recognizer knows exactly the tools toolsight offers
     for name in OPENCV_TOOL_NAMES:
-        groups = interface_groups(name)
-        assert groups and set(groups) <= set(VTC_TOOL_GROUPS), name
-        ops = classify_call(name, {"image": "img-1", "param": {}})
-        assert ops.vtc == groups and len(ops.vtb) >= 1 and set(ops.vtb) <= set(VTB_CATEGORIES)
+        ops = call_operations(name, {"image": "img-1", "param": {}})
+        assert [o.api for o in ops] == [name]
+        cats, groups = labelled(ops)
+        assert groups and set(groups) <= set(TOOL_GROUPS), name
+        assert cats and set(cats) <= set(CATEGORIES), name
 
 
 def test_interface_calls_refined_by_arguments() -> None:
-    assert classify_call("opencv_rotate", '{"image": "a", "param": {"angle": 90}}').vtb == ["rotate"]
-    assert classify_call("opencv_zoom_in", {"param": {"x": 0, "y": 0, "width": 5, "height": 5}}).vtb == ["crop"]
-    assert classify_call("opencv_zoom_in", {"param": {"width": 5, "height": 5, "scale": 3}}).vtb == ["crop", "resize"]
-    assert classify_call("opencv_convertscaleabs", {"param": {"alpha": 1.5}}).vtb == ["contrast"]
-    assert classify_call("opencv_convertscaleabs", {"param": {"alpha": 2, "beta": 9}}).vtb == ["contrast", "brightness"]
-    assert classify_call("opencv_convertscaleabs", {"param": json.dumps({"beta": 20})}).vtb == ["brightness"]
-    assert classify_call("opencv_convertscaleabs", "not json").vtb == ["brightness"]
+    assert vtb("opencv_rotate", '{"image": "a", "param": {"angle": 90}}') == ["rotate"]
+    assert vtb("opencv_zoom_in", {"param": {"x": 0, "y": 0, "width": 5, "height": 5}}) == ["crop"]
+    assert vtb("opencv_zoom_in", {"param": {"width": 5, "height": 5, "scale": 3}}) == ["crop", "resize"]
+    assert vtb("opencv_zoom_in", {"param": {"target_width": 50}}) == ["crop", "resize"]
+    assert vtc("opencv_zoom_in", {"param": {"scale": 3}}) == ["Zoom in"]
+    assert vtb("opencv_convertscaleabs", {"param": {"alpha": 1.5}}) == ["contrast"]
+    assert vtb("opencv_convertscaleabs", {"param": {"alpha": 2, "beta": 9}}) == ["contrast", "brightness"]
+    assert vtb("opencv_convertscaleabs", {"param": json.dumps({"beta": 20})}) == ["brightness"]
+    assert vtb("opencv_convertscaleabs", "not json") == ["brightness"]
 
 
 def test_code_and_other_tools() -> None:
     code = "from PIL import Image\nImage.open('a.png').crop((0, 0, 5, 5)).save('transformed_image_0.png')"
-    ops = classify_call("python_image_processing", json.dumps({"code": code}))
-    assert ops.vtb == ["crop"] and ops.vtc == ["Crop"] and ops.steps[0].line == 2
-    assert classify_call("code_interpreter", {"reasoning": "r", "code": code}).vtc == ["Crop"]
-    assert classify_call("crop", {"image": "a", "bbox": [0, 0, 1, 1]}).vtb == ["crop"]
-    assert classify_call("image_zoom_in_tool", {"bbox_2d": [0, 0, 500, 500]}).vtc == ["Zoom in"]
-    none = classify_call("calculator", {"expression": "1+1"})
-    assert none == Operations() and list(none) == []
-    assert list(classify_call("opencv_flip", {})) == ["flip"]  # iterating yields the VTB categories
+    ops = call_operations("python_image_processing", json.dumps({"code": code}))
+    assert labelled(ops) == (["crop"], ["Crop"]) and ops[0].line == 2 and ops[0].api == "Image.crop"
+    assert vtc("code_interpreter", {"reasoning": "r", "code": code}) == ["Crop"]
+    assert vtb("crop", {"image": "a", "bbox": [0, 0, 1, 1]}) == ["crop"]
+    assert vtc("image_zoom_in_tool", {"bbox_2d": [0, 0, 500, 500]}) == ["Zoom in"]
+    assert vtb("image_zoom_in_tool", {"bbox_2d": [0, 0, 500, 500]}) == ["crop", "resize"]
+    assert call_operations("calculator", {"expression": "1+1"}) == ()
+    assert classify_call("calculator", {"expression": "1+1"}, VOCABULARIES) == {
+        CATEGORY_VOCABULARY.name: [], TOOL_GROUP_VOCABULARY.name: []}
+    assert vtb("opencv_flip", {}) == ["flip"]
 
 
-def test_hostile_code_gives_empty_operations() -> None:
-    assert classify_code("x = " + "(" * 5000 + ")" * 5000) == Operations()
-    assert classify_code("\x00") == Operations()
-    assert classify_call("python_interpreter", {"code": 42}) == Operations()
+def test_hostile_code_gives_no_operations() -> None:
+    assert code_operations("x = " + "(" * 5000 + ")" * 5000) == ()
+    assert code_operations("\x00") == ()
+    assert call_operations("python_interpreter", {"code": 42}) == ()

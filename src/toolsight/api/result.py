@@ -85,9 +85,11 @@ class EvalResult:
 
     @functools.cached_property
     def metrics(self) -> RunMetrics:
+        from toolsight.benchmarks.registry import vocabularies
+        from toolsight.log.files import read_manifest
         from toolsight.metrics.compute import compute_run_metrics
 
-        return compute_run_metrics(self.run_dir)
+        return compute_run_metrics(self.run_dir, vocabularies=vocabularies(read_manifest(self.run_dir).benchmark))
 
     @functools.cached_property
     def tables(self) -> dict[str, pd.DataFrame]:

@@ -27,6 +27,7 @@ from toolsight.models.base import Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.schema import Task
 from toolsight.tasks.taskset import TaskSet
+from toolsight.tools.operations import Vocabulary
 from toolsight.tools.registry import ToolSet
 
 #: a named scorer: the mode in, a Scorer out (the generic ones are in `toolsight.scoring.registry`)
@@ -162,6 +163,15 @@ class Benchmark(ABC):
     def toolsets(self) -> dict[str, ToolSet]:
         """Tool sets only this benchmark offers (e.g. its official code tool), by name."""
         return {}
+
+    def vocabularies(self) -> list[Vocabulary]:
+        """The image-operation vocabularies its reports show a share table for, one table each.
+
+        A benchmark whose paper reports how often each kind of image operation was used declares its
+        vocabulary here; a suite that mixes several benchmarks' tasks declares theirs. By default
+        none: no operation table, and metrics skip the classification of the calls.
+        """
+        return []
 
     def make_agent(self, settings: AgentSettings, model: Model, generate: Generate) -> Solver:
         """The agent that runs one task of this benchmark under `settings`.

@@ -14,6 +14,7 @@ from pathlib import Path
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, ScorerFactory
 from toolsight.log.modes import SCORER_MODES
 from toolsight.scoring.base import Scorer
+from toolsight.tools.operations import Vocabulary
 
 BenchmarkFactory = Callable[[], Benchmark]
 
@@ -124,6 +125,12 @@ def category_order(name: str, tag: str) -> list[str]:
     """The order benchmark `name` shows the values of `tag` in; [] when it declares none or is unknown."""
     bench = _load(name)
     return list(bench.category_order.get(tag, [])) if bench is not None else []
+
+
+def vocabularies(name: str) -> list[Vocabulary]:
+    """The image-operation vocabularies benchmark `name` declares; [] when it declares none or is unknown."""
+    bench = _load(name)
+    return list(bench.vocabularies()) if bench is not None else []
 
 
 def report_tags(name: str) -> list[str]:

@@ -2,6 +2,7 @@
 
 `compute_run_metrics` streams a run directory once (see `views`), keeping only a few numbers per
 task, and returns a `RunMetrics` (pydantic, JSON-ready). Every formula is in docs/metrics.md.
+Image-operation counts are kept per vocabulary name, for the vocabularies the caller passes.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from toolsight.metrics.cost import PriceTable, cost_usd, price_for
 from toolsight.metrics.epochs import DEFAULT_REDUCER, EpochStats, Sample, epoch_stats, reduce_task
 from toolsight.metrics.stats import Estimate, bootstrap_multi, mean_or_none
 from toolsight.metrics.views import TaskView, iter_views
+from toolsight.tools.operations import Vocabulary
 
 
 class GroupScore(BaseModel):
@@ -43,10 +45,10 @@ class ToolUse(BaseModel):
     unique_tools_per_task: float | None = None
     tool_counts: dict[str, int] = Field(default_factory=dict)
     tool_share: dict[str, float] = Field(default_factory=dict)
-    category_counts: dict[str, int] = Field(default_factory=dict)
-    category_share: dict[str, float] = Field(default_factory=dict)
-    group_counts: dict[str, int] = Field(default_factory=dict, description="VTC-Bench tool groups")
-    group_share: dict[str, float] = Field(default_factory=dict)
+    operation_counts: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="per vocabulary name: label -> occurrences in the calls' image operations")
+    operation_share: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="per vocabulary name: label -> occurrences / all of its occurrences")
     effective_calls: int = 0
     effective_volume: Estimate = Field(default_factory=Estimate, description="effective calls per task")
     effective_unique_tools: int = 0
@@ -175,8 +177,7 @@ class _Acc:
         self.eff: list[float] = []
         self.has_call: list[float] = []
         self.tools: Counter[str] = Counter()
-        self.cats: Counter[str] = Counter()
-        self.groups: Counter[str] = Counter()
+        self.operations: dict[str, Counter[str]] = {}
         self.eff_tools: set[str] = set()
         self.uniq_per_task: list[float] = []
         self.mae_all: list[float] = []
@@ -245,8 +246,8 @@ class _Acc:
         self.eff.append(float(v.effective_calls))
         self.has_call.append(1.0 if v.calls > 0 else 0.0)
         self.tools.update(v.tool_names)
-        self.cats.update(v.categories)
-        self.groups.update(v.groups)
+        for vocabulary, labels in v.labels.items():
+            self.operations.setdefault(vocabulary, Counter()).update(labels)
         self.eff_tools.update(v.effective_tools)
         self.uniq_per_task.append(float(len(set(v.tool_names))))
         self.eff_len.append(v.effective_calls)
@@ -283,8 +284,8 @@ class _Acc:
             proactivity=est["proactivity"], success_rate=est["success_rate"], volume=est["volume"],
             unique_tools=len(self.tools), unique_tools_per_task=mean_or_none(self.uniq_per_task),
             tool_counts=dict(self.tools.most_common()), tool_share=share(self.tools),
-            category_counts=dict(self.cats.most_common()), category_share=share(self.cats),
-            group_counts=dict(self.groups.most_common()), group_share=share(self.groups),
+            operation_counts={k: dict(c.most_common()) for k, c in self.operations.items()},
+            operation_share={k: share(c) for k, c in self.operations.items()},
             effective_calls=int(sum(self.eff)), effective_volume=est["effective_volume"],
             effective_unique_tools=len(self.eff_tools), eff_tool=est["eff_tool"],
             with_reference=len(self.ref), mae_all=mae["all"], mae_effective=mae["effective"],
@@ -393,6 +394,7 @@ def compute_run_metrics(
     resamples: int = 1000,
     sink: Callable[[TaskView], None] | None = None,
     where: Callable[[TaskView], bool] | None = None,
+    vocabularies: Sequence[Vocabulary] = (),
 ) -> RunMetrics:
     """Stream one run directory and compute every metric.
 
@@ -400,12 +402,13 @@ def compute_run_metrics(
     to use instead of the records' own scores; `human_grades` is a JSONL of human rubric
     verdicts; `prices` a price table; `tasks` (task id -> Task) overrides the reference chains
     copied into the records; `sink` sees every TaskView as it streams by (e.g. a CSV export);
-    `where` keeps only the records it accepts.
+    `where` keeps only the records it accepts; `vocabularies` are the image-operation vocabularies
+    whose counts and shares `tool_use` holds (none: calls are not classified).
     """
     rd = Path(run_dir)
     manifest = read_manifest(rd)
     human = load_human_grades(Path(human_grades)) if human_grades is not None else None
-    views = iter_views(rd, scores, tasks)
+    views = iter_views(rd, scores, tasks, vocabularies=vocabularies)
     if where is not None:  # e.g. one prompt variant of a run reported as its own row
         views = (v for v in views if where(v))
     m = metrics_from_views(views, by, human, prices, seed, resamples, rd, sink, reducer=run_reducer(manifest))

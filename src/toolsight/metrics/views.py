@@ -3,14 +3,15 @@
 Metrics never hold trajectories: each record is parsed, reduced to the numbers the metrics need
 (score, tool calls, effective chain, tokens, rubric verdicts) and dropped, so a 10,000-record run
 costs a few megabytes. Scores come from the records or from a `scores-NAME.jsonl` file written by
-re-scoring.
+re-scoring. The image operations of the calls are labelled under the vocabularies the caller
+passes (a report passes those the run's benchmark declares); with none, calls are not classified.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,8 @@ from toolsight.errors import ToolsightError
 from toolsight.log.files import RECORDS, dict_key, iter_latest_records
 from toolsight.log.record import Record
 from toolsight.metrics.chain import task_chain
-from toolsight.metrics.taxonomy import call_operations
 from toolsight.scoring.base import Score
+from toolsight.tools.operations import Vocabulary, classify_call
 
 PASS_EPS = 1e-9
 
@@ -160,7 +161,6 @@ class TaskView:
     calls: int
     ok_calls: int
     tool_names: list[str]
-    categories: list[str]
     effective_calls: int
     effective_tools: list[str]
     ref_len: int | None
@@ -170,7 +170,8 @@ class TaskView:
     output_tokens: int
     reasoning_tokens: int
     stop_reason: str
-    groups: list[str] = field(default_factory=list)  # VTC-Bench tool groups of the calls (taxonomy)
+    #: vocabulary name -> the labels of the calls' image operations (each call's labels once, calls in order)
+    labels: dict[str, list[str]] = field(default_factory=dict)
     chain_lengths: list[int] = field(default_factory=list)  # per turn
     ref_lengths: list[int] | None = None  # per turn
     random_guess: float | None = None  # expected score of a uniform guess over the options (record.extra)
@@ -232,18 +233,19 @@ def _ref_lengths(rec: Record, task: Any | None) -> list[int] | None:
     return lengths
 
 
-def view_of(rec: Record, score: ScoreLite | None, task: Any | None = None) -> TaskView:
-    """Reduce one record (with the score to use) to a TaskView."""
+def view_of(rec: Record, score: ScoreLite | None, task: Any | None = None,
+            vocabularies: Sequence[Vocabulary] = ()) -> TaskView:
+    """Reduce one record (with the score to use) to a TaskView; its calls' operations are labelled
+    under `vocabularies`."""
     traj = rec.trajectory
     chain = task_chain(traj)
     refs = _ref_lengths(rec, task)
     names_by_call = {c.id: c.name for c in traj.tool_calls}
-    cats: list[str] = []
-    groups: list[str] = []
-    for c in traj.tool_calls:
-        cat, grp = call_operations(c.name, c.arguments)
-        cats.extend(cat)
-        groups.extend(grp)
+    labels: dict[str, list[str]] = {v.name: [] for v in vocabularies}
+    if vocabularies:
+        for c in traj.tool_calls:
+            for name, found in classify_call(c.name, c.arguments, vocabularies).items():
+                labels[name].extend(found)
     n_turns = len(task.turns) if task is not None else 0
     if not n_turns:
         gold = rec.extra.get("gold")
@@ -253,7 +255,7 @@ def view_of(rec: Record, score: ScoreLite | None, task: Any | None = None) -> Ta
         task_id=rec.task_id, model=rec.model, setting=rec.setting, benchmark=rec.benchmark,
         tags=dict(rec.tags), epoch=rec.epoch, n_turns=max(1, n_turns), error=rec.error, score=score,
         calls=len(traj.tool_calls), ok_calls=sum(1 for c in traj.tool_calls if c.ok),
-        tool_names=[c.name for c in traj.tool_calls], categories=cats, groups=groups,
+        tool_names=[c.name for c in traj.tool_calls], labels=labels,
         effective_calls=chain.length, effective_tools=[names_by_call[c] for c in chain.effective_calls],
         ref_len=sum(refs) if refs is not None else None,
         rounds=sum(t.rounds for t in traj.turns), model_calls=traj.model_calls,
@@ -272,9 +274,11 @@ def iter_views(
     scores: str | None = None,
     tasks: Mapping[str, Any] | None = None,
     file: str = RECORDS,
+    vocabularies: Sequence[Vocabulary] = (),
 ) -> Iterator[TaskView]:
     """Stream TaskViews for a run (the last record of each task: a resumed run may have re-run one);
-    `scores` names a scores file to use instead of record scores."""
+    `scores` names a scores file to use instead of record scores; the calls' operations are
+    labelled under `vocabularies`."""
     table = load_scores(run_dir, scores) if scores else None
     for rec in iter_latest_records(run_dir, file):
         if table is not None:
@@ -282,4 +286,4 @@ def iter_views(
         else:
             sc = lite(rec.score)
         task = tasks.get(rec.task_id) if tasks is not None else None
-        yield view_of(rec, sc, task)
+        yield view_of(rec, sc, task, vocabularies)

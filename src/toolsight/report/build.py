@@ -15,7 +15,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from toolsight.errors import ToolsightError
-from toolsight.log.files import atomic_write_text
+from toolsight.log.files import atomic_write_text, read_manifest
 from toolsight.metrics.compute import RunMetrics, compute_run_metrics
 from toolsight.metrics.cost import PriceTable
 from toolsight.metrics.views import TaskView
@@ -23,6 +23,7 @@ from toolsight.report import tables as T
 from toolsight.report.export import BASE_COLUMNS, CsvSink, tag_columns
 from toolsight.report.plots import PLOTS, write_plots
 from toolsight.report.safe import csv_cell
+from toolsight.tools.operations import Vocabulary
 
 FORMATS = ("md", "html", "json", "csv")
 
@@ -46,6 +47,17 @@ def declared_tables(benchmarks: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
+def declared_vocabularies(benchmarks: Sequence[str]) -> list[Vocabulary]:
+    """The image-operation vocabularies the benchmarks declare, each once (by name), in order."""
+    from toolsight.benchmarks.registry import vocabularies
+
+    out: dict[str, Vocabulary] = {}
+    for name in dict.fromkeys(benchmarks):
+        for v in vocabularies(name):
+            out.setdefault(v.name, v)
+    return list(out.values())
+
+
 def report_tables(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting: str | None,
                   metric: str = "score", layout: Sequence[tuple[str, str]] = ()) -> list[T.Table]:
     """The tables: by the user's --by tags, or (without --by) the benchmarks' declared `layout`."""
@@ -65,11 +77,11 @@ def report_tables(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting
             else:
                 out.append(T.group_table(metrics, tag, base_setting, kind))
     out.append(T.tool_table(metrics, base_setting))
-    out.append(T.share_table(metrics, "tool"))
-    if any(m.tool_use.category_counts != m.tool_use.tool_counts for m in metrics):
-        out.append(T.share_table(metrics, "category"))
-    if any(m.tool_use.group_counts for m in metrics):
-        out.append(T.share_table(metrics, "group"))
+    out.append(T.share_table(metrics))
+    for vocabulary in declared_vocabularies([m.benchmark for m in metrics]):
+        ops = T.operation_table(metrics, vocabulary)
+        if ops is not None:
+            out.append(ops)
     agree = T.agreement_table(metrics)
     if agree is not None:
         out.append(agree)
@@ -195,7 +207,6 @@ def _json(metrics: Sequence[RunMetrics], tabs: list[T.Table], warnings: list[str
 
 def _default_tags(dirs: Sequence[Path]) -> list[str]:
     from toolsight.benchmarks.registry import report_tags
-    from toolsight.log.files import read_manifest
 
     tags: list[str] = []
     for d in dirs:
@@ -206,7 +217,8 @@ def _default_tags(dirs: Sequence[Path]) -> list[str]:
 
 
 def _split_rows(m: RunMetrics, d: Path, by: Sequence[str], scores: str | None,
-                human_grades: Path | str | None, prices: PriceTable | None) -> list[RunMetrics]:
+                human_grades: Path | str | None, prices: PriceTable | None,
+                vocabularies: Sequence[Vocabulary]) -> list[RunMetrics]:
     """One row per value of the benchmark's row tag (e.g. PhysToolBench `both`: cot / no-cot), else `m`."""
     from toolsight.benchmarks.registry import row_tag
 
@@ -221,7 +233,7 @@ def _split_rows(m: RunMetrics, d: Path, by: Sequence[str], scores: str | None,
         def keep(x: TaskView, value: str = v) -> bool:
             return x.tags.get(str(tag)) == value
 
-        part = compute_run_metrics(d, by, scores, human_grades, prices, where=keep)
+        part = compute_run_metrics(d, by, scores, human_grades, prices, where=keep, vocabularies=vocabularies)
         part.setting = f"{m.setting}:{v}"
         rows.append(part)
     return rows
@@ -262,8 +274,6 @@ def build_report(
     out = Path(out_dir) if out_dir is not None else None
     layout: list[tuple[str, str]] = []
     if not by:  # no --by: the benchmarks' own tables (e.g. VisualToolBench's APR by turn type x domain)
-        from toolsight.log.files import read_manifest
-
         layout = declared_tables([read_manifest(d).benchmark for d in dirs])
         by = list(dict.fromkeys(tag for tag, _ in layout))
     sink: CsvSink | None = None
@@ -276,8 +286,9 @@ def build_report(
         for d in dirs:
             if sink is not None:
                 sink.run_dir = d
-            m = compute_run_metrics(d, by, scores, human_grades, prices, sink=sink)
-            metrics.extend(_split_rows(m, d, by, scores, human_grades, prices))
+            vocabularies = declared_vocabularies([read_manifest(d).benchmark])
+            m = compute_run_metrics(d, by, scores, human_grades, prices, sink=sink, vocabularies=vocabularies)
+            metrics.extend(_split_rows(m, d, by, scores, human_grades, prices, vocabularies))
     except BaseException:
         if sink is not None:
             sink.discard()  # never a truncated records.csv that looks complete

@@ -4,7 +4,8 @@ Rows are runs (model × setting). The score table has the overall score and APR 
 one table per grouping tag has the overall score and one column per tag value. The best and
 second-best value of each column are marked (bold / underline), and with a base setting every
 other run of the same model shows its delta in points. The tool-use table follows VTC-Bench
-Table 5 and VisualToolBench B.4.
+Table 5 and VisualToolBench B.4; the share tables give calls per tool and, per vocabulary a run's
+benchmark declares, its image operations per label.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 
 from toolsight.metrics.compute import GroupScore, RunMetrics
 from toolsight.metrics.stats import Estimate
+from toolsight.tools.operations import Vocabulary
 
 Direction = int  # +1 higher is better, -1 lower is better, 0 not ranked
 
@@ -332,24 +334,47 @@ def error_category_table(metrics: Sequence[RunMetrics]) -> Table | None:
     return t
 
 
-SHARES = {
-    "tool": ("Tool-call share %", "tool_share"),
-    "category": ("Image-operation share % (VisualToolBench categories)", "category_share"),
-    "group": ("Tool-group share % (VTC-Bench groups)", "group_share"),
-}
+def share_table(metrics: Sequence[RunMetrics], top: int = 12) -> Table:
+    """Share of calls per tool; the `top` tools overall."""
+    shares = [m.tool_use.tool_share for m in metrics]
+    tot = _summed(shares)
+    names = sorted(tot, key=lambda k: (-tot[k], k))[:top]
+    return _shares(Table("Tool-call share %", ["Model", "Setting"], []), metrics, shares, names)
 
 
-def share_table(metrics: Sequence[RunMetrics], kind: str = "tool", top: int = 12) -> Table:
-    """Share of calls per tool, image-operation category or VTC tool group; top `top` overall."""
-    title, attr = SHARES[kind]
+def operation_table(metrics: Sequence[RunMetrics], vocabulary: Vocabulary, top: int = 12) -> Table | None:
+    """Share of each label of `vocabulary` among the runs' image operations, titled by the vocabulary.
+
+    The `top` labels overall, shown in the vocabulary's order; None when no run has a labelled
+    operation (no tool call, or a run whose metrics were computed without this vocabulary).
+    """
+    shares = [m.tool_use.operation_share.get(vocabulary.name, {}) for m in metrics]
+    if not any(shares):
+        return None
+    tot = _summed(shares)
+    rank = {label: i for i, label in enumerate(vocabulary.order)}
+
+    def position(label: str) -> tuple[int, str]:
+        return rank.get(label, len(rank)), label
+
+    names = sorted(sorted(tot, key=lambda k: (-tot[k], *position(k)))[:top], key=position)
+    t = Table(vocabulary.title, ["Model", "Setting"], [],
+              note="Occurrences of each label / all labelled occurrences (a code call may perform several "
+                   "operations, a call without an image operation none); '–' = none in that run.")
+    return _shares(t, metrics, shares, names)
+
+
+def _summed(shares: Sequence[dict[str, float]]) -> dict[str, float]:
     tot: dict[str, float] = {}
-    for m in metrics:
-        for k, v in getattr(m.tool_use, attr).items():
+    for share in shares:
+        for k, v in share.items():
             tot[k] = tot.get(k, 0.0) + v
-    names = [k for k, _ in sorted(tot.items(), key=lambda kv: (-kv[1], kv[0]))[:top]]
-    t = Table(title, ["Model", "Setting"], [Column(n, 0, True) for n in names])
-    for m in metrics:
-        share: dict[str, float] = getattr(m.tool_use, attr)
+    return tot
+
+
+def _shares(t: Table, metrics: Sequence[RunMetrics], shares: Sequence[dict[str, float]], names: list[str]) -> Table:
+    t.columns = [Column(n, 0, True) for n in names]
+    for m, share in zip(metrics, shares, strict=True):
         t.rows.append((_keys(m), [Cell(share.get(n), pct(share.get(n))) for n in names]))
     return t
 

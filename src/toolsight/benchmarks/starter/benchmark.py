@@ -27,6 +27,7 @@ from toolsight.benchmarks.registry import builtin_names, get_benchmark
 from toolsight.scoring.base import Score, ScoreContext, Scorer
 from toolsight.tasks.dataset import cache_root, load_dataset, validate_dataset, write_dataset
 from toolsight.tasks.schema import ImageRef, Task
+from toolsight.tools.operations import Vocabulary
 
 #: bump when the suite's layout changes (its parts' own versions are in their generators)
 STARTER_VERSION = 6
@@ -140,6 +141,14 @@ class StarterBenchmark(Benchmark):
 
     def scorer(self, setting: str, mode: str = "official") -> Scorer:
         return StarterScorer(mode)
+
+    def vocabularies(self) -> list[Vocabulary]:
+        """Both operation vocabularies: the suite holds VisualToolBench- and VTC-Bench-style tasks
+        (its TIR-, PhysToolBench- and VisBrowse-style tasks come from benchmarks that declare none)."""
+        from toolsight.benchmarks.visualtoolbench.taxonomy import CATEGORY_VOCABULARY
+        from toolsight.benchmarks.vtc_bench.taxonomy import TOOL_GROUP_VOCABULARY
+
+        return [CATEGORY_VOCABULARY, TOOL_GROUP_VOCABULARY]
 
     def record_extra(self, task: Task) -> dict[str, Any]:
         options = task.turns[0].options if task.turns else None

@@ -25,11 +25,13 @@ from toolsight.benchmarks.base import Benchmark, LoadedTasks, ScorerFactory
 from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
 from toolsight.benchmarks.visualtoolbench import data as D
 from toolsight.benchmarks.visualtoolbench import prompts as P
+from toolsight.benchmarks.visualtoolbench.taxonomy import CATEGORY_VOCABULARY
 from toolsight.log.modes import scorer_mode as check_mode
 from toolsight.models.base import GenerateConfig, Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Tool
+from toolsight.tools.operations import Vocabulary
 from toolsight.tools.registry import ToolSet
 
 BENCHMARK = D.BENCHMARK
@@ -139,6 +141,10 @@ class VisualToolBenchmark(Benchmark):
 
     def starter_parts(self) -> list[StarterPart]:
         return [StarterPart(folder="vtb", make=_starter_tasks)]
+
+    def vocabularies(self) -> list[Vocabulary]:
+        """The 8 image-operation categories of the paper's Fig. 6 (crop, resize, ..., other)."""
+        return [CATEGORY_VOCABULARY]
 
     def toolsets(self) -> dict[str, ToolSet]:
         return dict(VTB_TOOLSETS)

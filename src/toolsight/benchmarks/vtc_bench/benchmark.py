@@ -22,12 +22,13 @@ from toolsight.benchmarks.vtc_bench.data import (
     load_vtc_bench,
 )
 from toolsight.benchmarks.vtc_bench.settings import DEFAULT_SETTING, SETTINGS, to_agent_settings
-from toolsight.benchmarks.vtc_bench.taxonomy import CATEGORY_ORDER
+from toolsight.benchmarks.vtc_bench.taxonomy import CATEGORY_ORDER, TOOL_GROUP_VOCABULARY
 from toolsight.log.modes import scorer_mode as check_mode
 from toolsight.models.base import Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Tool
+from toolsight.tools.operations import Vocabulary
 from toolsight.tools.registry import ToolSet as ToolSetEntry
 
 
@@ -109,6 +110,10 @@ class VTCBenchmark(Benchmark):
 
             return VTCOfficialAgent(SETTINGS[settings.name], settings, model, generate)
         return super().make_agent(settings, model, generate)
+
+    def vocabularies(self) -> list[Vocabulary]:
+        """The tool groups of its tool-chain analysis (Fig. 6: Crop, Rotate, Zoom in, ...)."""
+        return [TOOL_GROUP_VOCABULARY]
 
     def toolsets(self) -> dict[str, ToolSetEntry]:
         return dict(VTC_TOOLSETS)

@@ -1,4 +1,13 @@
-"""Name the image operations a tool call performed, in two vocabularies, without an LLM.
+"""FROZEN ORACLE — do not edit: `src/toolsight/tools/taxonomy.py` as of commit 7c2be25, the last
+version that classified calls into VisualToolBench's categories and VTC-Bench's groups in one place.
+
+`test_vocabulary_equivalence.py` checks that the generic recognizer
+(`toolsight.tools.operations`) with the two benchmark vocabularies gives exactly the labels this
+module gives, over a large corpus of calls. Only the module docstring differs from the original
+(the original follows, unchanged).
+
+Original docstring:
+Name the image operations a tool call performed, in two vocabularies, without an LLM.
 
 * VisualToolBench's 8 categories (paper §5, Fig. 6): crop, resize, rotate, flip, brightness,
   contrast, editing (annotation, inpainting, drawing, pasting), other.
