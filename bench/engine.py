@@ -134,12 +134,12 @@ def child_toolsight(a: argparse.Namespace) -> dict[str, Any]:
     import aiohttp  # noqa: F401
     import cv2  # noqa: F401
 
-    from toolsight.engine.runner import RunOptions
+    from toolsight.engine.options import RunOptions
     from toolsight.models.base import GenerateConfig
     from toolsight.session import execute_run
 
     out = Path(tempfile.mkdtemp(prefix="toolsight-bench-run-"))
-    opts = RunOptions(benchmark=a.data, model=f"{a.wire}/m", base_url=base_url(a.wire, a.url), setting="crop",
+    opts = RunOptions.of(benchmark=a.data, model=f"{a.wire}/m", base_url=base_url(a.wire, a.url), setting="crop",
                       out=str(out / "run"), concurrency=a.concurrency, max_connections=a.concurrency, retries=0,
                       cache=False, generate=GenerateConfig())
     prof = None
@@ -192,13 +192,13 @@ def check_same_requests(wire: str, tmp: Path, rounds: int, data_dirs: list[Path]
     """One task through toolsight, then through the sdk floor with the headers toolsight sent, each
     against its own recording server: every request must have the same body and headers (call ids
     come from the server, so they match too). Writes the floors' conversation into `data_dirs`."""
-    from toolsight.engine.runner import RunOptions
+    from toolsight.engine.options import RunOptions
     from toolsight.models.scripted import ScriptedServer
     from toolsight.session import execute_run
 
     data = make_dataset(tmp / f"check-{wire}", 1)
     with ScriptedServer(script(rounds, 0)) as srv:
-        opts = RunOptions(benchmark=str(data), model=f"{wire}/m", base_url=base_url(wire, srv.base_url),
+        opts = RunOptions.of(benchmark=str(data), model=f"{wire}/m", base_url=base_url(wire, srv.base_url),
                           setting="crop", out=str(tmp / f"check-{wire}-run"), concurrency=1, retries=0, cache=False)
         execute_run(opts, show_report=False)
         ours = srv.requests

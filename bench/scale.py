@@ -36,7 +36,8 @@ import numpy as np
 from _tasks import write_tasks
 
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
-from toolsight.engine.runner import Runner, RunOptions, RunSummary
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import Runner, RunSummary
 from toolsight.engine.sweep import SweepRunner, expand, read_plan, write_sweep_file
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import Script, ScriptedServer
@@ -51,7 +52,7 @@ def _dataset(root: Path, n: int) -> Path:
 
 def _run(data: Path, out: Path, url: str, **kw: Any) -> tuple[float, RunSummary]:
     bench = DatasetBenchmark(data)
-    opts = RunOptions(benchmark=str(data), model="openai/bench", base_url=url, out=str(out), cache=False,
+    opts = RunOptions.of(benchmark=str(data), model="openai/bench", base_url=url, out=str(out), cache=False,
                       backoff_base=0.05, retries=50, **kw)
     runner = Runner(opts, bench, bench.load(None), get_model("openai/bench", base_url=url))
     t0 = time.perf_counter()

@@ -156,7 +156,9 @@ def run(
 
     Writes a run directory (manifest, records, artifacts); Ctrl-C keeps finished records and prints the
     command that resumes."""
-    from toolsight.engine.runner import RunOptions
+    from toolsight.engine.options import ModelOptions, RunControl, RunOptions, ScoringOptions, WebOptions
+    from toolsight.log.modes import loop_mode
+    from toolsight.log.modes import scorer_mode as scorer_mode_of
     from toolsight.models.base import GenerateConfig
 
     if scorer_mode not in ("official", "corrected"):
@@ -188,18 +190,20 @@ def run(
         if epochs_reducer not in REDUCERS:
             raise _fail(f"--epochs-reducer {epochs_reducer!r}: use one of {', '.join(REDUCERS)}", EXIT_USAGE)
     opts = RunOptions(
-        benchmark=target, model=model, setting=setting, loop=loop, data=data, base_url=base_url, out=out_dir, resume=resume,
-        force=force, concurrency=concurrency, max_connections=max_connections, limit=limit, judge=judge, judge_base_url=judge_base_url,
-        judge_concurrency=judge_concurrency, score=not no_score, scorer_mode=scorer_mode, retries=retries,
-        task_timeout=task_timeout, backoff_base=backoff_base, generate=gen,
-        caps=caps, cache=not no_cache,
-        task_ids=[i for item in task_id or [] for i in item.split(",") if i] or None, tags=tags,
-        epochs=epochs, epochs_reducer=epochs_reducer,
+        benchmark=target, setting=setting, loop=loop_mode(loop) if loop else None, data=data, agent=agent, caps=caps,
         benchmark_options=bench_opts,
-        agent=agent,
-        web=web, web_budget=web_budget, summary_model=summary_model,
-        retry_errors=retry_errors, outage_timeout=outage_timeout, max_retry_after=max_retry_after,
-        adaptive=adaptive, executor=executor, ray_address=ray_address, ray_workers=ray_workers,
+        model=ModelOptions(spec=model, base_url=base_url, generate=gen, max_connections=max_connections,
+                           adaptive=adaptive),
+        control=RunControl(
+            out=out_dir, resume=resume, force=force, retry_errors=retry_errors, concurrency=concurrency, limit=limit,
+            task_ids=[i for item in task_id or [] for i in item.split(",") if i] or None, tags=tags, epochs=epochs,
+            retries=retries, backoff_base=backoff_base, task_timeout=task_timeout, outage_timeout=outage_timeout,
+            max_retry_after=max_retry_after, cache=not no_cache, executor=executor, ray_address=ray_address,
+            ray_workers=ray_workers),
+        scoring=ScoringOptions(score=not no_score, scorer_mode=scorer_mode_of(scorer_mode), judge=judge,
+                               judge_base_url=judge_base_url, judge_concurrency=judge_concurrency,
+                               epochs_reducer=epochs_reducer),
+        web=WebOptions(backend=web, budget=web_budget, summary_model=summary_model),
     )
     from toolsight.agents.registry import agent_names
 

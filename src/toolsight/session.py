@@ -22,7 +22,8 @@ from toolsight.api.engine import RunHooks, make_model, run_sync
 from toolsight.api.progress import PlainProgress
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.calls.retry import CallStats
-from toolsight.engine.runner import RunError, Runner, RunOptions, RunSummary, load_for_run
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import RunError, Runner, RunSummary, load_for_run
 
 # soft_wrap: never hard-wrap at 80 columns (a pasted resume command must stay one line)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -130,7 +131,7 @@ def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
             raise
         err.print(f"[yellow]interrupted[/]: finished records are kept in {runner.run_dir}; "
                   f"resume with: {_resume_hint(opts, runner.run_dir)}")
-        return RunSummary(run_dir=runner.run_dir, total=len(runner.selected) * runner.opts.epochs, interrupted=True)
+        return RunSummary(run_dir=runner.run_dir, total=len(runner.selected) * runner.opts.control.epochs, interrupted=True)
     finally:
         display.stop()
     summary = result.summary

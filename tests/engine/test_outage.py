@@ -14,7 +14,8 @@ from enginekit import StepModel, say
 
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 from toolsight.calls.breaker import CircuitBreaker, StillDown
-from toolsight.engine.runner import Runner, RunOptions, RunStopped, RunSummary
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import Runner, RunStopped, RunSummary
 from toolsight.engine.store import iter_records
 from toolsight.errors import EXIT_ABORTED
 from toolsight.models.base import GenerateConfig, Message, ModelError, ModelOutput
@@ -58,7 +59,7 @@ class Endpoint(StepModel):
 
 def _runner(dataset: Path, out: Path, model: Endpoint, events: list[str] | None = None, **kw: Any) -> Runner:
     bench = DatasetBenchmark(dataset)
-    opts = RunOptions(benchmark=str(dataset), model=model.name, out=str(out), backoff_base=0.05, **kw)
+    opts = RunOptions.of(benchmark=str(dataset), model=model.name, out=str(out), backoff_base=0.05, **kw)
     return Runner(opts, bench, bench.load(None), model, on_event=None if events is None else events.append)
 
 

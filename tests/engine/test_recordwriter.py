@@ -11,7 +11,8 @@ from pathlib import Path
 from enginekit import StepModel, call, say
 
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
-from toolsight.engine.runner import Runner, RunOptions, RunSummary
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import Runner, RunSummary
 from toolsight.engine.store import RecordWriter
 from toolsight.log.files import iter_latest_records, latest_status
 from toolsight.log.record import Record
@@ -22,7 +23,7 @@ from toolsight.tools.base import ToolSpec
 
 def _run(dataset: Path, out: Path, model: StepModel, **kw: object) -> RunSummary:
     bench = DatasetBenchmark(dataset)
-    opts = RunOptions(benchmark=str(dataset), model="test/step", out=str(out), backoff_base=0.01, **kw)  # type: ignore[arg-type]
+    opts = RunOptions.of(benchmark=str(dataset), model="test/step", out=str(out), backoff_base=0.01, **kw)  # type: ignore[arg-type]
     return asyncio.run(Runner(opts, bench, bench.load(None), model).run())
 
 

@@ -15,8 +15,9 @@ import pytest
 from enginekit import StepModel, say, write_png
 
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
+from toolsight.engine.options import RunOptions
 from toolsight.engine.rundir import RunDirBusy, RunLock
-from toolsight.engine.runner import RunError, Runner, RunOptions, RunSummary
+from toolsight.engine.runner import RunError, Runner, RunSummary
 from toolsight.engine.store import iter_records
 from toolsight.log.files import iter_latest_records, latest_records, read_manifest
 from toolsight.metrics import compute_run_metrics
@@ -53,7 +54,7 @@ class Tracking(StepModel):
 
 def run(dataset: Path, out: Path, model: StepModel, **kw: Any) -> RunSummary:
     bench = DatasetBenchmark(dataset)
-    opts = RunOptions(benchmark=str(dataset), model="test/step", out=str(out), backoff_base=0.01, **kw)
+    opts = RunOptions.of(benchmark=str(dataset), model="test/step", out=str(out), backoff_base=0.01, **kw)
     return asyncio.run(Runner(opts, bench, bench.load(None), model).run())
 
 
@@ -92,7 +93,7 @@ def test_resume_keeps_the_manifest_and_appends_history(dataset: Path, tmp_path: 
     assert before["history"] == [] and before["identity"]["scorer_mode"] == "official"
     events: list[str] = []
     bench = DatasetBenchmark(dataset)
-    opts = RunOptions(benchmark=str(dataset), model="test/step", out=str(out), resume=True, limit=4,
+    opts = RunOptions.of(benchmark=str(dataset), model="test/step", out=str(out), resume=True, limit=4,
                       concurrency=3, base_url="http://127.0.0.1:1/v1")
     asyncio.run(Runner(opts, bench, bench.load(None), Tracking(), on_event=events.append).run())
     after = _manifest_dict(out)

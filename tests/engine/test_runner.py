@@ -10,7 +10,8 @@ import pytest
 from enginekit import StepModel, call, say
 
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
-from toolsight.engine.runner import RunError, Runner, RunOptions
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import RunError, Runner
 from toolsight.engine.store import finished_ids, iter_records, read_manifest
 from toolsight.models.base import GenerateConfig, Message, ModelError
 from toolsight.tools.base import ToolSpec
@@ -28,7 +29,7 @@ def answer_by_parity(msgs: list[Message], tools: list[ToolSpec]) -> object:
 
 def _runner(dataset: Path, out: Path, model: StepModel, **kw: object) -> Runner:
     bench = DatasetBenchmark(dataset)
-    opts = RunOptions(benchmark=str(dataset), model=model.name, out=str(out), backoff_base=0.01, **kw)  # type: ignore[arg-type]
+    opts = RunOptions.of(benchmark=str(dataset), model=model.name, out=str(out), backoff_base=0.01, **kw)  # type: ignore[arg-type]
     return Runner(opts, bench, bench.load(None), model)
 
 

@@ -22,7 +22,8 @@ import pytest
 from PIL import Image, ImageDraw
 
 from toolsight.benchmarks.registry import get_benchmark
-from toolsight.engine.runner import Runner, RunOptions, load_for_run
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import Runner, load_for_run
 from toolsight.engine.store import artifact_dir
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import ScriptedServer
@@ -154,11 +155,11 @@ def replay(path: Path, tmp: Path, loop: str | None = None) -> dict[str, Any]:
                     call["arguments"] = json.loads(json.dumps(call["arguments"]).replace(
                         "$input", f"{ws[key]}/{g['fixture']['images'][key]['path']}"))
     with ScriptedServer(Script.model_validate(script)) as srv:
-        opts = RunOptions(benchmark="vtc-bench", model=f"openai/{g['model']}", setting=SETTINGS[g["setting"]],
+        opts = RunOptions.of(benchmark="vtc-bench", model=f"openai/{g['model']}", setting=SETTINGS[g["setting"]],
                           loop=loop, data=str(data), base_url=srv.openai_base_url, out=str(run), concurrency=1,
                           score=False, cache=False, retries=0)
         bench = get_benchmark("vtc-bench")
-        runner = Runner(opts, bench, load_for_run(bench, str(data)), get_model(opts.model, base_url=opts.base_url))
+        runner = Runner(opts, bench, load_for_run(bench, str(data)), get_model(opts.model.spec, base_url=opts.model.base_url))
         asyncio.run(runner.run())
         recorded = list(srv.requests)
     norm = Normaliser()

@@ -11,7 +11,8 @@ from pathlib import Path
 from vtckit import make_data
 
 from toolsight.benchmarks.registry import get_benchmark, get_scorer
-from toolsight.engine.runner import Runner, RunOptions, config_hash, load_for_run
+from toolsight.engine.options import RunOptions, config_hash
+from toolsight.engine.runner import Runner, load_for_run
 from toolsight.models.registry import get_model
 from toolsight.scoring.base import ScoreContext
 from toolsight.tasks.schema import Task, Turn
@@ -52,7 +53,7 @@ def test_loop_is_part_of_the_run_identity(tmp_path: Path) -> None:
     model = get_model("openai/x", base_url="http://127.0.0.1:9/v1")
 
     def runner(loop: str | None) -> Runner:
-        opts = RunOptions(benchmark="vtc-bench", model="openai/x", data=str(data), loop=loop,
+        opts = RunOptions.of(benchmark="vtc-bench", model="openai/x", data=str(data), loop=loop,
                           out=str(tmp_path / "run"))
         return Runner(opts, bench, loaded, model)
 

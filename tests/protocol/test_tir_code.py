@@ -23,7 +23,8 @@ from toolsight.benchmarks.tir_bench.tools import (
     TIRCodeInterpreter,
     tir_code_tools,
 )
-from toolsight.engine.runner import Runner, RunOptions, load_for_run
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import Runner, load_for_run
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import ScriptedServer
 from toolsight.models.scripted.script import Script
@@ -79,10 +80,10 @@ def test_official_code_setting_end_to_end(tmp_path: Path) -> None:
     ]}
     run = tmp_path / "run"
     with ScriptedServer(Script.model_validate(script)) as srv:
-        opts = RunOptions(benchmark="tir-bench", model="openai/open-vlm", setting="code", data=str(data),
+        opts = RunOptions.of(benchmark="tir-bench", model="openai/open-vlm", setting="code", data=str(data),
                           base_url=srv.openai_base_url, out=str(run), concurrency=1, cache=False, retries=0)
         bench = get_benchmark("tir-bench")
-        asyncio.run(Runner(opts, bench, load_for_run(bench, str(data)), get_model(opts.model, base_url=opts.base_url)).run())
+        asyncio.run(Runner(opts, bench, load_for_run(bench, str(data)), get_model(opts.model.spec, base_url=opts.model.base_url)).run())
         bodies = [r.body for r in srv.requests]
     assert len(bodies) == 3
     (tool,) = bodies[0]["tools"]

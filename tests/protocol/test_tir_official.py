@@ -12,7 +12,8 @@ from typing import Any
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.benchmarks.tir_bench.data import export_official
 from toolsight.benchmarks.tir_bench.generate import generate
-from toolsight.engine.runner import Runner, RunOptions, load_for_run
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import Runner, load_for_run
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import ScriptedServer
 from toolsight.models.scripted.script import Script
@@ -29,10 +30,10 @@ def _official(tmp: Path, n: int = 1) -> tuple[Path, list[dict[str, Any]]]:
 def _run(tmp: Path, data: Path, script: dict[str, Any], model: str, setting: str) -> dict[str, Any]:
     run = tmp / "run"
     with ScriptedServer(Script.model_validate(script)) as srv:
-        opts = RunOptions(benchmark="tir-bench", model=model, setting=setting, data=str(data),
+        opts = RunOptions.of(benchmark="tir-bench", model=model, setting=setting, data=str(data),
                           base_url=srv.openai_base_url, out=str(run), concurrency=1, cache=False, retries=0)
         bench = get_benchmark("tir-bench")
-        asyncio.run(Runner(opts, bench, load_for_run(bench, str(data)), get_model(model, base_url=opts.base_url)).run())
+        asyncio.run(Runner(opts, bench, load_for_run(bench, str(data)), get_model(model, base_url=opts.model.base_url)).run())
         reqs = list(srv.requests)
     recs = [json.loads(x) for x in (run / "records.jsonl").read_text().splitlines()]
     return {"reqs": reqs, "recs": recs, "manifest": json.loads((run / "manifest.json").read_text())}
@@ -101,10 +102,10 @@ def test_toolsight_loop_keeps_the_generic_loop(tmp_path: Path) -> None:
                         {"text": f"The answer is {recs[0]['answer']}."}]}
     run = tmp_path / "run"
     with ScriptedServer(Script.model_validate(script)) as srv:
-        opts = RunOptions(benchmark="tir-bench", model="openai/open-vlm", setting="function", loop="toolsight",
+        opts = RunOptions.of(benchmark="tir-bench", model="openai/open-vlm", setting="function", loop="toolsight",
                           data=str(data), base_url=srv.openai_base_url, out=str(run), concurrency=1, cache=False)
         bench = get_benchmark("tir-bench")
-        asyncio.run(Runner(opts, bench, load_for_run(bench, str(data)), get_model(opts.model, base_url=opts.base_url)).run())
+        asyncio.run(Runner(opts, bench, load_for_run(bench, str(data)), get_model(opts.model.spec, base_url=opts.model.base_url)).run())
         bodies = [r.body for r in srv.requests]
     assert "temperature" not in bodies[0]  # no App. E defaults in the toolsight loop
     assert "[image(s) " in json.dumps(bodies[1]["messages"])  # toolsight's placeholder line

@@ -24,7 +24,8 @@ from toolsight.benchmarks.vtc_bench.tools.code import (
     read_code,
     remove_blocking_calls,
 )
-from toolsight.engine.runner import Runner, RunOptions, load_for_run
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import Runner, load_for_run
 from toolsight.models.registry import get_model
 
 MODEL = "Qwen3-VL-30B-A3B-Thinking"
@@ -161,11 +162,11 @@ def test_official_time_limits_and_task_timeout(tmp_path: Path) -> None:
     loaded = load_for_run(bench, str(tmp_path / "data"))
 
     def runner(**kw: Any) -> Runner:
-        opts = RunOptions(benchmark="vtc-bench", model="openai/m", setting="code", data=str(tmp_path / "data"),
+        opts = RunOptions.of(benchmark="vtc-bench", model="openai/m", setting="code", data=str(tmp_path / "data"),
                           base_url="http://127.0.0.1:9/v1", out=str(tmp_path / "run"), **kw)
-        return Runner(opts, bench, loaded, get_model(opts.model, base_url=opts.base_url))
+        return Runner(opts, bench, loaded, get_model(opts.model.spec, base_url=opts.model.base_url))
 
-    assert runner().task_timeout == 10815.0 and runner().opts.task_timeout == 10815.0
+    assert runner().task_timeout == 10815.0 and runner().opts.control.task_timeout == 10815.0
     assert runner(task_timeout=50.0).task_timeout == 50.0
     assert runner(loop="toolsight").task_timeout == 1200.0
     assert json.loads(runner().settings.model_dump_json())["task_timeout_s"] == 10815.0

@@ -76,7 +76,8 @@ def _run_capped(tmp: Path, question: str, steps: list[Any],
     from vtckit import make_data
 
     from toolsight.benchmarks.registry import get_benchmark
-    from toolsight.engine.runner import Runner, RunOptions, load_for_run
+    from toolsight.engine.options import RunOptions
+    from toolsight.engine.runner import Runner, load_for_run
     from toolsight.engine.store import artifact_dir
     from toolsight.models.registry import get_model
     from toolsight.models.scripted import ScriptedServer
@@ -87,12 +88,12 @@ def _run_capped(tmp: Path, question: str, steps: list[Any],
     path = f"{artifact_dir(run, 'x_1').resolve()}/images/chart/x_1.jpg"
     script = json.loads(json.dumps({"tasks": {"t": steps}}).replace("$input:t", path))
     with ScriptedServer(Script.model_validate(script)) as srv:
-        opts = RunOptions(benchmark="vtc-bench", model=f"openai/{model}", setting="interface", data=str(data),
+        opts = RunOptions.of(benchmark="vtc-bench", model=f"openai/{model}", setting="interface", data=str(data),
                           base_url=srv.openai_base_url, out=str(run), concurrency=1, cache=False, retries=0,
                           caps={"max_rounds": 3})
         bench = get_benchmark("vtc-bench")
         asyncio.run(Runner(opts, bench, load_for_run(bench, str(data)),
-                           get_model(opts.model, base_url=opts.base_url)).run())
+                           get_model(opts.model.spec, base_url=opts.model.base_url)).run())
         bodies = [r.body for r in srv.requests]
     recs = {x["task_id"]: x for x in map(json.loads, (run / "records.jsonl").read_text().splitlines())}
     return {"bodies": bodies, "records": recs}

@@ -11,7 +11,8 @@ from typing import Any
 from goldenwirekit import stand_in
 
 from toolsight.benchmarks.registry import get_benchmark
-from toolsight.engine.runner import Runner, RunOptions, load_for_run
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import Runner, load_for_run
 from toolsight.engine.store import artifact_dir
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import ScriptedServer
@@ -46,10 +47,10 @@ def run_vtc(tmp: Path, rows: list[dict[str, Any]], script: dict[str, Any], model
         key = r["question"].rsplit("[task:", 1)[1].rstrip("]")
         text = text.replace(f"$input:{key}", f"{ws[r['id']]}/images/chart/{r['id']}.jpg")
     with ScriptedServer(Script.model_validate(json.loads(text))) as srv:
-        opts = RunOptions(benchmark="vtc-bench", model=f"openai/{model}", setting=setting, loop=loop, data=str(data),
+        opts = RunOptions.of(benchmark="vtc-bench", model=f"openai/{model}", setting=setting, loop=loop, data=str(data),
                           base_url=srv.openai_base_url, out=str(run), concurrency=1, cache=False, retries=0)
         bench = get_benchmark("vtc-bench")
-        runner = Runner(opts, bench, load_for_run(bench, str(data)), get_model(opts.model, base_url=opts.base_url))
+        runner = Runner(opts, bench, load_for_run(bench, str(data)), get_model(opts.model.spec, base_url=opts.model.base_url))
         asyncio.run(runner.run())
         reqs = list(srv.requests)
     recs = {x["task_id"]: x for x in map(json.loads, (run / "records.jsonl").read_text().splitlines())}

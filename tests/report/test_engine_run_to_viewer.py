@@ -12,8 +12,9 @@ import cv2
 import numpy as np
 
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
+from toolsight.engine.options import RunOptions
 from toolsight.engine.rescore import rescore_run
-from toolsight.engine.runner import Runner, RunOptions
+from toolsight.engine.runner import Runner
 from toolsight.engine.store import iter_records
 from toolsight.metrics import compute_run_metrics
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolCall, Usage
@@ -67,7 +68,7 @@ def test_runner_output_through_metrics_report_and_viewer(tmp_path: Path) -> None
     data = _dataset(tmp_path / "ds")
     bench = DatasetBenchmark(data)
     run = tmp_path / "run"
-    opts = RunOptions(benchmark=str(data), model="test/crop-twice", setting="crop", out=str(run), backoff_base=0.01)
+    opts = RunOptions.of(benchmark=str(data), model="test/crop-twice", setting="crop", out=str(run), backoff_base=0.01)
     asyncio.run(Runner(opts, bench, bench.load(None), CropTwiceModel()).run())
     recs = list(iter_records(run))
     assert len(recs) == 6 and all(r.error is None for r in recs)

@@ -19,7 +19,8 @@ from scalekit import dataset, jsonl
 
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 from toolsight.calls.limiter import LimiterPool
-from toolsight.engine.runner import LIMITS, Runner, RunOptions, RunSummary
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import LIMITS, Runner, RunSummary
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import Script, ScriptedServer
 
@@ -30,7 +31,7 @@ def _script(**capacity: Any) -> Script:
 
 def _runner(data: Path, out: Path, srv: ScriptedServer, pool: LimiterPool | None = None, **kw: Any) -> Runner:
     bench = DatasetBenchmark(data)
-    opts = RunOptions(benchmark=str(data), model="openai/demo", base_url=srv.openai_base_url, out=str(out),
+    opts = RunOptions.of(benchmark=str(data), model="openai/demo", base_url=srv.openai_base_url, out=str(out),
                       backoff_base=0.05, cache=False, **kw)
     return Runner(opts, bench, bench.load(None), get_model("openai/demo", base_url=srv.openai_base_url), limiters=pool)
 

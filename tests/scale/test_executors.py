@@ -18,7 +18,8 @@ from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 from toolsight.engine.executors import make_executor
 from toolsight.engine.executors.ray_executor import RayExecutor, count_outcome, write_artifacts
 from toolsight.engine.executors.worker import TaskOutcome, TaskWorker, WorkerConfig, collect_files
-from toolsight.engine.runner import RunError, RunOptions, RunSummary
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import RunError, RunSummary
 from toolsight.log.record import Record
 from toolsight.models.scripted import Script, ScriptedServer
 from toolsight.tasks.dataset import task_hashes
@@ -33,17 +34,17 @@ def _closed_port() -> int:
 
 
 def test_the_executor_options_are_checked_before_the_run(tmp_path: Path) -> None:
-    assert make_executor(RunOptions(benchmark="b", model="m")) is None  # local: the runner's own loop
+    assert make_executor(RunOptions.of(benchmark="b", model="m")) is None  # local: the runner's own loop
     with pytest.raises(RunError, match="need --executor ray"):
-        make_executor(RunOptions(benchmark="b", model="m", ray_address="127.0.0.1:6379"))
+        make_executor(RunOptions.of(benchmark="b", model="m", ray_address="127.0.0.1:6379"))
     with pytest.raises(RunError, match="use one of local, ray"):
-        make_executor(RunOptions(benchmark="b", model="m", executor="slurm"))
+        make_executor(RunOptions.of(benchmark="b", model="m", executor="slurm"))
     port = _closed_port()
     with pytest.raises(RunError, match=f"127.0.0.1:{port}: nothing answers there"):
-        make_executor(RunOptions(benchmark="b", model="m", executor="ray", ray_address=f"127.0.0.1:{port}"))
+        make_executor(RunOptions.of(benchmark="b", model="m", executor="ray", ray_address=f"127.0.0.1:{port}"))
     with pytest.raises(RunError, match="use HOST:PORT"):
-        make_executor(RunOptions(benchmark="b", model="m", executor="ray", ray_address="headnode"))
-    ex = make_executor(RunOptions(benchmark="b", model="m", executor="ray", ray_workers=3))
+        make_executor(RunOptions.of(benchmark="b", model="m", executor="ray", ray_address="headnode"))
+    ex = make_executor(RunOptions.of(benchmark="b", model="m", executor="ray", ray_workers=3))
     assert isinstance(ex, RayExecutor) and ex.workers == 3 and ex.describe()["address"] == "local"
 
 
@@ -90,7 +91,7 @@ def test_collect_files_skips_symlinks(tmp_path: Path) -> None:
 
 
 def _opts(data: Path, url: str, out: Path) -> RunOptions:
-    return RunOptions(benchmark=str(data), model="openai/demo", base_url=url, setting="crop", out=str(out),
+    return RunOptions.of(benchmark=str(data), model="openai/demo", base_url=url, setting="crop", out=str(out),
                       retries=0, cache=False)
 
 
@@ -158,9 +159,9 @@ def test_retry_runs_a_ray_run_locally_when_asked(tmp_path: Path) -> None:
     m.options.update(executor="ray", ray_address="10.0.0.5:6379", ray_workers=4)  # as a Ray run records them
     write_manifest(run, m)
     again = retry_options(run, {})
-    assert (again.executor, again.ray_address, again.ray_workers) == ("ray", "10.0.0.5:6379", 4)
+    assert (again.control.executor, again.control.ray_address, again.control.ray_workers) == ("ray", "10.0.0.5:6379", 4)
     here = retry_options(run, {"executor": "local"})
-    assert (here.executor, here.ray_address, here.ray_workers) == ("local", None, None)
+    assert (here.control.executor, here.control.ray_address, here.control.ray_workers) == ("local", None, None)
     assert make_executor(here) is None
 
 

@@ -188,5 +188,5 @@ def test_the_example_plan_expands_to_its_table() -> None:
     path = ROOT / "examples" / "sweep.toml"
     sweep = expand(read_plan(path), path, Path("/nonexistent/sw"), scripted_url="http://127.0.0.1:1/v1")
     assert len(sweep.runs) == 8  # 4 models × 2 settings
-    assert {r.opts.base_url for r in sweep.runs if r.model.startswith("openai/")} == {"http://127.0.0.1:1/v1"}
+    assert {r.opts.model.base_url for r in sweep.runs if r.model.startswith("openai/")} == {"http://127.0.0.1:1/v1"}
     assert all(r.opts.benchmark == "/nonexistent/sw/data/0-vtc-bars-n8-s0" for r in sweep.runs)

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from toolsight.api.progress import PlainProgress
     from toolsight.api.result import EvalResult
     from toolsight.calls.retry import CallStats
-    from toolsight.engine.runner import RunOptions, RunSummary
+    from toolsight.engine.options import RunOptions
+    from toolsight.engine.runner import RunSummary
 
 # the engine is imported on first use: `toolsight --help` and `toolsight.api.env` stay light
 _LAZY = {
@@ -54,7 +55,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(result, name)
     if name == "RunOptions":
-        from toolsight.engine.runner import RunOptions
+        from toolsight.engine.options import RunOptions
 
         return RunOptions
     raise AttributeError(f"module 'toolsight.api' has no attribute {name!r}")

@@ -24,7 +24,8 @@ from toolsight.api.env import load_env
 from toolsight.api.result import EvalResult
 from toolsight.benchmarks.registry import benchmark_names, get_benchmark
 from toolsight.calls.retry import CallStats
-from toolsight.engine.runner import RunError, Runner, RunOptions, RunStopped, RunSummary, load_for_run
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import RunError, Runner, RunStopped, RunSummary, load_for_run
 from toolsight.errors import ToolsightError
 from toolsight.models.base import Model
 
@@ -71,9 +72,9 @@ def prepare(opts: RunOptions, hooks: RunHooks | None = None) -> tuple[Runner, li
     settings = bench.setting(opts.setting, opts.loop)  # an unknown setting or loop before anything is built
     _check_data(opts)
     loaded = load_for_run(bench, opts.data)
-    model = make_model(opts.model, opts.base_url)
-    judge = make_model(opts.judge, opts.judge_base_url) if opts.judge else None
-    summarizer = make_model(opts.summary_model, opts.base_url) if opts.summary_model else None
+    model = make_model(opts.model.spec, opts.model.base_url)
+    judge = make_model(opts.scoring.judge, opts.scoring.judge_base_url) if opts.scoring.judge else None
+    summarizer = make_model(opts.web.summary_model, opts.model.base_url) if opts.web.summary_model else None
     notes = [f"note: {n}" for n in loaded.notes]
     if opts.setting is None:
         others = [n for n in bench.settings() if n != bench.default_setting]
@@ -87,9 +88,9 @@ def prepare(opts: RunOptions, hooks: RunHooks | None = None) -> tuple[Runner, li
     warn = model.setting_warning([t.name for t in runner.tools], runner.selected)
     if warn:
         notes.append(f"warning: {warn} (`toolsight list settings {bench.target_name()}`)")
-    if opts.epochs > 1:
-        notes.append(f"note: {opts.epochs} epochs of {len(runner.selected)} task(s); each task's epochs reduce to "
-                     f"one score by {runner.opts.epochs_reducer}")
+    if opts.control.epochs > 1:
+        notes.append(f"note: {opts.control.epochs} epochs of {len(runner.selected)} task(s); each task's epochs reduce to "
+                     f"one score by {runner.opts.scoring.epochs_reducer}")
     for n in notes:
         hooks.note(n)
     return runner, notes

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from toolsight.agents.settings import AgentSettings
-from toolsight.engine.runner import RunOptions
+from toolsight.engine.options import FLAT_KEYS, RunOptions
 from toolsight.errors import ToolsightError, one_line
 from toolsight.models.base import GenerateConfig
 
@@ -151,7 +151,7 @@ def run_options(target: str, model: str, **options: Any) -> RunOptions:
         options["tags"] = {str(k): [v] if isinstance(v, str) else [str(x) for x in v] for k, v in tags.items()}
     if isinstance(options.get("task_ids"), str):
         options["task_ids"] = [options["task_ids"]]
-    fields = set(RunOptions.model_fields) - {"benchmark", "model"}
+    fields = {*FLAT_KEYS, "setting", "loop", "data", "agent", "caps", "benchmark_options"}
     for key in options:
         if key not in fields:
             known = fields | set(GENERATE_FIELDS) | {"model_args", "extra_body"}

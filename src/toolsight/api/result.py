@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolsight.engine.runner import RunOptions, RunSummary
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import RunSummary
 from toolsight.errors import ToolsightError
 from toolsight.log.files import latest_records
 from toolsight.log.record import Record

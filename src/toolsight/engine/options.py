@@ -7,9 +7,9 @@ output, resume, concurrency, selection, epochs, retries, timeouts, cache, execut
 (scorer mode, judge, epoch reducer); `web` (backend, budget, summary model); `sandbox` (backend).
 
 Users name options flat, as the command line does (`concurrency=4`, `judge="openai/gpt-4o"`,
-`web="offline"`): `toolsight.evaluate(...)` keywords, sweep plans, `retry` overrides. `RunOptions`
-accepts that flat form (and the flat manifests of older runs) and files each key in its group;
-`FLAT_KEYS` is the one map from a flat name to its place.
+`web="offline"`): `toolsight.evaluate(...)` keywords, sweep plans, `retry` overrides, and the
+`options` a run's manifest records (`RunOptions.flat()`). `RunOptions` accepts that flat form and
+files each key in its group; `FLAT_KEYS` is the one map from a flat name to its place.
 """
 
 from __future__ import annotations
@@ -140,11 +140,10 @@ class RunOptions(BaseModel):
         groups: dict[str, dict[str, Any]] = {}
         if isinstance(data.get("model"), str):
             groups["model"] = {"spec": data.pop("model")}
-        if "web" in data and not isinstance(data["web"], dict):
-            groups["web"] = {"backend": data.pop("web")}
-        if "sandbox" in data and not isinstance(data["sandbox"], dict):
-            groups["sandbox"] = {"backend": data.pop("sandbox")}
-        for key in [k for k in data if k in FLAT_KEYS]:
+        for name in ("web", "sandbox"):  # flat: the backend's name (or None)
+            if name in data and (data[name] is None or isinstance(data[name], str)):
+                groups[name] = {"backend": data.pop(name)}
+        for key in [k for k in data if k in FLAT_KEYS and k not in ("web", "sandbox")]:
             group, field = FLAT_KEYS[key]
             groups.setdefault(group, {})[field] = data.pop(key)
         for group, fields in groups.items():
@@ -152,13 +151,21 @@ class RunOptions(BaseModel):
             data[group] = {**(given.model_dump() if isinstance(given, BaseModel) else dict(given or {})), **fields}
         return data
 
+    @classmethod
+    def of(cls, **flat: Any) -> RunOptions:
+        """Options from flat names, as `toolsight run` spells them: `RunOptions.of(benchmark="starter",
+        model="reference", concurrency=4, judge="openai/gpt-4o")`."""
+        return cls.model_validate(flat)
+
     def flat(self) -> dict[str, Any]:
-        """The options by their flat names (what `RunOptions(**flat)` takes back)."""
-        out: dict[str, Any] = {k: getattr(self, k) for k in
+        """The options by their flat names, as JSON values (what a manifest stores, and what
+        `RunOptions.model_validate` takes back)."""
+        data = self.model_dump(mode="json")
+        out: dict[str, Any] = {k: data[k] for k in
                                ("benchmark", "setting", "loop", "data", "agent", "caps", "benchmark_options")}
-        out["model"] = self.model.spec
+        out["model"] = data["model"]["spec"]
         for key, (group, field) in FLAT_KEYS.items():
-            out[key] = getattr(getattr(self, group), field)
+            out[key] = data[group][field]
         return out
 
     def replace(self, **flat: Any) -> RunOptions:

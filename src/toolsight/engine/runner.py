@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hashlib
 import json
 import os
 import platform
@@ -30,8 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 import toolsight
 from toolsight.agents.inputs import InputImageError, register_inputs
 from toolsight.agents.loop import TaskFailed
@@ -40,6 +37,7 @@ from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.calls.cache import ResponseCache
 from toolsight.calls.limiter import EndpointLimiter, LimiterPool, LimitView, endpoint_key
 from toolsight.calls.retry import CallFailed, CallInfo, CallStats, ModelCaller
+from toolsight.engine.options import DEFAULT_TASK_TIMEOUT_S, RunOptions, config_hash
 from toolsight.engine.rundir import RunError as RunError  # re-exported: callers catch it from here
 from toolsight.engine.rundir import identity_changes, open_run_dir, record_resume
 from toolsight.engine.store import (
@@ -81,96 +79,6 @@ class RunStopped(ToolsightError):
     def __init__(self, message: str, summary: RunSummary) -> None:
         super().__init__(message)
         self.summary = summary
-
-
-DEFAULT_TASK_TIMEOUT_S = 1200.0
-
-
-class RunOptions(BaseModel):
-    """Everything that defines a run. `identity()` of the defining fields guards --resume."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    benchmark: str
-    model: str
-    setting: str | None = None
-    loop: str | None = Field(default=None, description="official | toolsight; None = the setting's own mode")
-    data: str | None = None
-    base_url: str | None = None
-    out: str | None = None
-    concurrency: int = 8
-    max_connections: int = 32
-    judge: str | None = None
-    judge_base_url: str | None = None
-    judge_concurrency: int = 8
-    retries: int = 5
-    backoff_base: float = 1.0
-    task_timeout: float | None = Field(default=None, description="seconds per task; None: the setting's "
-                                       "task_timeout_s, else DEFAULT_TASK_TIMEOUT_S")
-    limit: int | None = None
-    resume: bool = False
-    force: bool = False
-    retry_errors: bool = True
-    outage_timeout: float = 600.0
-    max_retry_after: float = 120.0
-    score: bool = True
-    scorer_mode: str = "official"
-    cache: bool = True
-    generate: GenerateConfig = Field(default_factory=GenerateConfig)
-    caps: dict[str, Any] = Field(default_factory=dict, description="overrides for AgentSettings caps")
-    benchmark_options: dict[str, Any] = Field(
-        default_factory=dict, description="the benchmark's own options (-B KEY=VALUE; `toolsight list options BENCH`)")
-    agent: str | None = Field(default=None, description="agent override (toolsight.agents.registry), e.g. vcr")
-    web: str | None = Field(default=None, description="live | offline[=CORPUS] | replay=RUN_DIR (toolsight.web)")
-    web_budget: int | None = Field(default=None, description="web requests allowed per run")
-    summary_model: str | None = Field(default=None, description="model that summarises pages for `visit`")
-    # selections (not in the identity: a resume may widen them, as it may a larger --limit)
-    task_ids: list[str] | None = Field(default=None, description="run only these task ids (--task-id)")
-    tags: dict[str, list[str]] = Field(
-        default_factory=dict, description="run only tasks whose tag KEY is one of the values (--tag KEY=VALUE); "
-        "keys are ANDed, values of one key ORed")
-    epochs: int = Field(default=1, ge=1, description="times each task runs; records carry `epoch` (1..N)")
-    epochs_reducer: str | None = Field(
-        default=None, description="how a task's epochs reduce to one score (metrics/epochs.py); None = the scorer's")
-    # how the run is carried out, not what its records mean: none of these is in the identity
-    adaptive: bool = Field(default=True, description="adapt each endpoint's connection limit (AIMD) under max_connections")
-    endpoint: str | None = Field(default=None, description="limiter group of the model's endpoint (default: its base "
-                                 "URL, else the model spec); runs naming the same endpoint share one limit")
-    executor: str = Field(default="local", description="where tasks run: local | ray (toolsight.engine.executors)")
-    ray_address: str | None = Field(default=None, description="Ray cluster address (host:port); None: a local instance")
-    ray_workers: int | None = Field(default=None, ge=1, description="Ray workers; None: one per cluster CPU")
-
-    def identity(self, benchmark: str, setting: str, data_hash: str) -> dict[str, Any]:
-        """What a resumed run must share with the run it continues. Paths, URLs, concurrency,
-        retries and timeouts are not in it: they change how a run goes, not what its records mean."""
-        out: dict[str, Any] = {
-            "benchmark": benchmark, "setting": setting, "model": self.model,
-            "generate": self.generate.model_dump(mode="json", exclude={"timeout"}), "caps": self.caps,
-            "score": self.score, "scorer_mode": self.scorer_mode, "judge": self.judge, "dataset": data_hash,
-            "loop": self.loop,  # the Runner fills in the effective mode, so --loop X and "X by default" match
-        }
-        # only when set, so runs made before these options existed keep their identity
-        for k in ("agent", "web", "summary_model"):
-            if getattr(self, k) is not None:
-                out[k] = getattr(self, k)
-        if self.benchmark_options:
-            out["benchmark_options"] = self.benchmark_options
-        return out
-
-    @model_validator(mode="before")
-    @classmethod
-    def _upgrade(cls, data: Any) -> Any:
-        """Options as older manifests stored them: `demo_prompts` became `-B demo_prompts=PATH`."""
-        if isinstance(data, dict) and "demo_prompts" in data:
-            data = dict(data)
-            path = data.pop("demo_prompts")
-            if path is not None:
-                data["benchmark_options"] = {**dict(data.get("benchmark_options") or {}), "demo_prompts": path}
-        return data
-
-
-def config_hash(identity: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -327,7 +235,7 @@ def apply_caps(settings: AgentSettings, opts: RunOptions) -> AgentSettings:
     cap_gen = upd.pop("generate", None)
     if cap_gen is not None and not isinstance(cap_gen, dict):
         raise RunError('--cap generate=...: expected a JSON object, e.g. --cap \'generate={"top_p": 0.9}\'')
-    for layer in (cap_gen or {}, opts.generate.model_dump(exclude_defaults=True)):
+    for layer in (cap_gen or {}, opts.model.generate.model_dump(exclude_defaults=True)):
         for k, v in layer.items():
             gen[k] = {**gen.get(k, {}), **v} if k == "extra_body" and isinstance(v, dict) else v
     try:
@@ -339,7 +247,7 @@ def apply_caps(settings: AgentSettings, opts: RunOptions) -> AgentSettings:
 
 def default_run_dir(opts: RunOptions, setting: str) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    model = opts.model.replace("/", "_").replace(":", "_")
+    model = opts.model.spec.replace("/", "_").replace(":", "_")
     return Path("runs") / f"{opts.benchmark.replace('/', '_')}-{setting}-{model}-{stamp}"
 
 
@@ -400,9 +308,9 @@ class Runner:
         self.setting_name = opts.setting or bench.default_setting
         self.settings = apply_caps(bench.setting(self.setting_name, opts.loop), opts)
         # an explicit --task-timeout wins; else the setting's own (VTC-Bench official: the driver's 3 × 3600 s)
-        self.task_timeout: float = opts.task_timeout or self.settings.task_timeout_s or DEFAULT_TASK_TIMEOUT_S
-        self.opts = opts = opts.model_copy(update={"loop": self.settings.loop, "task_timeout": self.task_timeout})
-        self.run_dir = Path(opts.out) if opts.out else default_run_dir(opts, self.setting_name)
+        self.task_timeout: float = opts.control.task_timeout or self.settings.task_timeout_s or DEFAULT_TASK_TIMEOUT_S
+        self.opts = opts = opts.replace(loop=self.settings.loop, task_timeout=self.task_timeout)
+        self.run_dir = Path(opts.control.out) if opts.control.out else default_run_dir(opts, self.setting_name)
         self.on_progress = on_progress
         self.on_event = on_event
         self.judge_model = judge
@@ -410,7 +318,7 @@ class Runner:
         bind = getattr(model, "bind_dataset", None)
         if callable(bind):
             bind(loaded.root)
-        self.scorer: Scorer | None = bench.scorer(self.setting_name, opts.scorer_mode) if opts.score else None
+        self.scorer: Scorer | None = bench.scorer(self.setting_name, opts.scoring.scorer_mode) if opts.scoring.score else None
         from toolsight.agents.registry import agent_toolsets
 
         own = [t for t in agent_toolsets(self.settings.agent) if t not in self.settings.tools]
@@ -428,22 +336,22 @@ class Runner:
             from toolsight.web import WebError, parse_web_spec
 
             try:
-                parse_web_spec(opts.web)  # a bad --web is reported before anything runs
+                parse_web_spec(opts.web.backend)  # a bad --web is reported before anything runs
             except WebError as exc:
                 raise RunError(str(exc)) from None
         self.task_hashes: dict[str, str] = {}
         # the tasks this run covers, chosen now so a bad --task-id / --tag fails before the run
         # directory exists
         self.selected = self._select()
-        if opts.epochs > 1 or opts.epochs_reducer is not None:
+        if opts.control.epochs > 1 or opts.scoring.epochs_reducer is not None:
             from toolsight.metrics.epochs import DEFAULT_REDUCER, check_reducer
 
-            reducer = opts.epochs_reducer or getattr(self.scorer, "reducer", None) or DEFAULT_REDUCER
+            reducer = opts.scoring.epochs_reducer or getattr(self.scorer, "reducer", None) or DEFAULT_REDUCER
             try:
                 check_reducer(reducer)
             except ValueError as exc:
                 raise RunError(f"--epochs-reducer: {exc}") from None
-            self.opts = opts = opts.model_copy(update={"epochs_reducer": reducer})
+            self.opts = opts = opts.replace(epochs_reducer=reducer)
 
     def _select(self) -> TaskSet:
         """--tag / --task-id, then --limit, then the setting's own expansion (`tasks_for`); held as
@@ -451,7 +359,7 @@ class Runner:
         from toolsight.tasks.select import SelectionError, select_tasks
 
         try:
-            return select_tasks(self.loaded.tasks, self.opts.task_ids, self.opts.tags, self.opts.limit,
+            return select_tasks(self.loaded.tasks, self.opts.control.task_ids, self.opts.control.tags, self.opts.control.limit,
                                 expand=lambda ts: self.bench.tasks_for(self.setting_name, ts))
         except SelectionError as exc:
             raise RunError(f"{exc} (in {self.loaded.source})") from None
@@ -468,15 +376,15 @@ class Runner:
             "target": self.opts.benchmark,
             "setting": self.setting_name,
             "loop": self.settings.loop,
-            "model": self.opts.model,
-            "judge": self.opts.judge,
+            "model": self.opts.model.spec,
+            "judge": self.opts.scoring.judge,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "toolsight_version": toolsight.__version__,
             "python": platform.python_version(),
             "platform": platform.platform(),
             "config_hash": config_hash(identity),
             "identity": identity,
-            "options": self.opts.model_dump(mode="json"),
+            "options": self.opts.flat(),
             "dataset": self._dataset_info(identity["dataset"]),
             "agent_settings": self.settings.model_dump(mode="json"),
             "tools": [t.spec().model_dump() for t in self.tools],
@@ -505,12 +413,12 @@ class Runner:
         """Which tasks to run: all on a new run; on resume, those without a record, those whose last
         record is an error (unless --no-retry-errors) and those whose task changed since."""
         ids = self.selected.ids
-        units = [(n, e) for e in range(1, self.opts.epochs + 1) for n in range(len(ids))]  # epoch 1 of every task first
+        units = [(n, e) for e in range(1, self.opts.control.epochs + 1) for n in range(len(ids))]  # epoch 1 of every task first
         summary = RunSummary(run_dir=self.run_dir, total=len(units))
         if old is None:
             return Plan(units, summary)
         changes = identity_changes(self._identity_of(old), identity)
-        if changes and not self.opts.force:
+        if changes and not self.opts.control.force:
             raise RunError(
                 f"--resume refused: {self.run_dir} was made with a different configuration ("
                 + "; ".join(changes) + "). Use a new --out, or --force to accept the change "
@@ -518,10 +426,11 @@ class Runner:
             )
         event: dict[str, Any] = {
             "event": "resume", "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pid": os.getpid(),
-            "toolsight_version": toolsight.__version__, "retry_errors": self.opts.retry_errors,
+            "toolsight_version": toolsight.__version__, "retry_errors": self.opts.control.retry_errors,
         }
+        flat = self.opts.flat()
         for key in ("base_url", "judge_base_url"):
-            was, now = old.options.get(key), getattr(self.opts, key)
+            was, now = old.options.get(key), flat[key]
             if was != now:
                 event[key] = now
                 self._emit(f"warning: resuming with --{key.replace('_', '-')} {now} (the run was made with {was})")
@@ -529,7 +438,7 @@ class Runner:
         if changes:
             event["accepted_changes"] = changes
             accepted = {"identity": identity, "config_hash": config_hash(identity),
-                        "options": self.opts.model_dump(mode="json"),
+                        "options": self.opts.flat(),
                         "dataset": self._dataset_info(identity["dataset"])}
             self._emit("warning: --force: accepting " + "; ".join(changes))
         record_resume(self.run_dir, old, event, accepted)
@@ -546,7 +455,7 @@ class Runner:
                 todo.append((n, epoch))
             elif error is None:
                 summary.skipped += 1
-            elif self.opts.retry_errors:
+            elif self.opts.control.retry_errors:
                 summary.retried += 1
                 todo.append((n, epoch))
             else:
@@ -650,7 +559,7 @@ class Runner:
         elif error is None:
             score, error = await self._score(task, traj, ctx)
         return Record(
-            task_id=task.id, epoch=epoch, benchmark=self.bench.name, setting=self.setting_name, model=self.opts.model,
+            task_id=task.id, epoch=epoch, benchmark=self.bench.name, setting=self.setting_name, model=self.opts.model.spec,
             tags=task.tags, trajectory=traj, score=score, error=error, started_at=t0,
             duration_s=round(time.time() - t0, 4), extra=extra, task_hash=self.task_hashes.get(task.id),
         )
@@ -672,12 +581,12 @@ class Runner:
         self.task_hashes = await asyncio.to_thread(task_hashes, self.loaded.tasks, self.loaded.root)
         identity = self.opts.identity(self.bench.name, self.setting_name, dataset_hash(self.task_hashes))
         try:
-            lock, old = open_run_dir(self.run_dir, lambda: self._manifest(identity), self.opts.resume)
+            lock, old = open_run_dir(self.run_dir, lambda: self._manifest(identity), self.opts.control.resume)
         except OSError as exc:
             if is_disk_full(exc):
                 raise RunStopped(str(disk_full(exc)), RunSummary(self.run_dir, len(self.loaded.tasks))) from None
             raise RunError(f"cannot create the run directory {self.run_dir}: {exc}") from None
-        if old is None and self.opts.resume:
+        if old is None and self.opts.control.resume:
             self._emit(f"note: {self.run_dir} held no run yet; started a new one")
         try:
             try:
@@ -693,7 +602,7 @@ class Runner:
             lock.release()
 
     def _open_cache(self) -> ResponseCache | None:
-        if not self.opts.cache:
+        if not self.opts.control.cache:
             return None
         try:
             return ResponseCache(self.run_dir / CACHE)
@@ -704,23 +613,23 @@ class Runner:
     async def _execute(self, plan: Plan) -> RunSummary:
         summary, todo = plan.summary, plan.todo
         cache = self._open_cache()
-        caller = ModelCaller(self.model, max_connections=self.opts.max_connections, retries=self.opts.retries,
-                             backoff_base=self.opts.backoff_base, cache=cache,
-                             max_retry_after=self.opts.max_retry_after, outage_timeout=self.opts.outage_timeout,
+        caller = ModelCaller(self.model, max_connections=self.opts.model.max_connections, retries=self.opts.control.retries,
+                             backoff_base=self.opts.control.backoff_base, cache=cache,
+                             max_retry_after=self.opts.control.max_retry_after, outage_timeout=self.opts.control.outage_timeout,
                              on_event=self._emit, limiter=self.model_limiter())
         summary.stats = caller.stats
         judge_caller: ModelCaller | None = None
         judge: Model | None = None
         if self.judge_model is not None:
-            judge_caller = ModelCaller(self.judge_model, max_connections=self.opts.judge_concurrency,
-                                       retries=self.opts.retries, backoff_base=self.opts.backoff_base, cache=cache,
-                                       max_retry_after=self.opts.max_retry_after,
-                                       outage_timeout=self.opts.outage_timeout, label="judge endpoint",
+            judge_caller = ModelCaller(self.judge_model, max_connections=self.opts.scoring.judge_concurrency,
+                                       retries=self.opts.control.retries, backoff_base=self.opts.control.backoff_base, cache=cache,
+                                       max_retry_after=self.opts.control.max_retry_after,
+                                       outage_timeout=self.opts.control.outage_timeout, label="judge endpoint",
                                        on_event=self._emit, limiter=self.judge_limiter())
             judge = CallerModel(judge_caller)
         ctx = ScoreContext(judge=judge)
         if self.uses_sandbox:
-            _size_sandbox(min(self.opts.concurrency, max(1, len(todo))))
+            _size_sandbox(min(self.opts.control.concurrency, max(1, len(todo))))
         try:
             web = self._open_web(cache) if self.uses_web else None
         except RunError:
@@ -765,7 +674,7 @@ class Runner:
                     self.on_progress(summary, caller.stats)
 
         stop: RunAborted | None = None
-        n = max(1, min(self.opts.concurrency, len(todo) or 1))
+        n = max(1, min(self.opts.control.concurrency, len(todo) or 1))
         limits = [caller.limiter] + ([judge_caller.limiter] if judge_caller is not None else [])
         summary.limiters = list(limits)
         stop_logging_limits = self.log_limits(limits)
@@ -815,13 +724,13 @@ class Runner:
     # ---- endpoint limits ------------------------------------------------------------------------
     def model_limiter(self) -> EndpointLimiter:
         """The evaluated model's endpoint limiter (shared with every run of the pool on that endpoint)."""
-        key = endpoint_key(self.opts.model, self.opts.base_url, self.opts.endpoint)
-        return self.limiters.get(key, self.opts.max_connections, adaptive=self.opts.adaptive)
+        key = endpoint_key(self.opts.model.spec, self.opts.model.base_url, self.opts.model.endpoint)
+        return self.limiters.get(key, self.opts.model.max_connections, adaptive=self.opts.model.adaptive)
 
     def judge_limiter(self) -> EndpointLimiter:
-        assert self.opts.judge is not None
-        key = endpoint_key(self.opts.judge, self.opts.judge_base_url)
-        return self.limiters.get(key, self.opts.judge_concurrency, adaptive=self.opts.adaptive)
+        assert self.opts.scoring.judge is not None
+        key = endpoint_key(self.opts.scoring.judge, self.opts.scoring.judge_base_url)
+        return self.limiters.get(key, self.opts.scoring.judge_concurrency, adaptive=self.opts.model.adaptive)
 
     def log_limits(self, limiters: list[EndpointLimiter]) -> Callable[[], None]:
         """Append every limit change during the run to RUN/limits.jsonl (starting with each limit as
@@ -866,15 +775,15 @@ class Runner:
 
         complete = None
         if self.summarizer is not None:
-            caller = ModelCaller(self.summarizer, max_connections=self.opts.judge_concurrency,
-                                 retries=self.opts.retries, backoff_base=self.opts.backoff_base, cache=cache,
-                                 max_retry_after=self.opts.max_retry_after, outage_timeout=self.opts.outage_timeout,
+            caller = ModelCaller(self.summarizer, max_connections=self.opts.scoring.judge_concurrency,
+                                 retries=self.opts.control.retries, backoff_base=self.opts.control.backoff_base, cache=cache,
+                                 max_retry_after=self.opts.control.max_retry_after, outage_timeout=self.opts.control.outage_timeout,
                                  label="summary model endpoint", on_event=self._emit)
             complete = model_completer(self.summarizer, generate=caller)
-        limits = Limits(max_requests=self.opts.web_budget) if self.opts.web_budget else Limits()
+        limits = Limits(max_requests=self.opts.web.budget) if self.opts.web.budget else Limits()
         try:
-            session = open_session(self.opts.web, self.run_dir, default_corpus=self.loaded.web_corpus,
-                                   summarizer=complete, summarizer_name=self.opts.summary_model, limits=limits)
+            session = open_session(self.opts.web.backend, self.run_dir, default_corpus=self.loaded.web_corpus,
+                                   summarizer=complete, summarizer_name=self.opts.web.summary_model, limits=limits)
             return session.start()
         except WebError as exc:
             raise RunError(str(exc)) from None

@@ -48,7 +48,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.benchmarks.generation import generate, get_kind, read_generated
 from toolsight.calls.limiter import LimiterPool
-from toolsight.engine.runner import Runner, RunOptions, RunStopped, RunSummary
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import Runner, RunStopped, RunSummary
 from toolsight.errors import (
     EXIT_ABORTED,
     EXIT_INTERRUPTED,
@@ -138,8 +139,8 @@ class SweepRun:
 
     @property
     def run_dir(self) -> Path:
-        assert self.opts.out is not None
-        return Path(self.opts.out)
+        assert self.opts.control.out is not None
+        return Path(self.opts.control.out)
 
     def describe(self) -> dict[str, Any]:
         return {"id": self.id, "dir": f"{RUNS}/{self.id}", "benchmark": self.benchmark, "setting": self.setting,
@@ -283,7 +284,7 @@ def expand(plan: Plan, plan_path: Path, out: Path | None = None, scripted_url: s
                         rid += f"__{mi}"
                     seen.add(rid)
                     opts = _options(plan, plan_path, bi, b, mi, m, target, data, setting, scripted_url)
-                    opts = opts.model_copy(update={"out": str(sweep_out / RUNS / rid)})
+                    opts = opts.replace(out=str(sweep_out / RUNS / rid))
                     runs.append(SweepRun(rid, b.name, setting, m.spec, epoch, opts, bi))
     digest = hashlib.sha256(json.dumps([r.describe() for r in runs], sort_keys=True).encode()).hexdigest()[:16]
     return Sweep(plan, plan_path, sweep_out, runs, digest)
@@ -424,10 +425,10 @@ class SweepRunner:
 
     def _runner(self, run: SweepRun) -> Runner:
         bench, loaded = self._benchmark(run)
-        opts = run.opts.model_copy(update={"resume": self.resume or run.run_dir.exists()})
-        model = self.make_model(opts.model, opts.base_url)
-        judge = self.make_model(opts.judge, opts.judge_base_url) if opts.judge else None
-        summarizer = self.make_model(opts.summary_model, opts.base_url) if opts.summary_model else None
+        opts = run.opts.replace(resume=self.resume or run.run_dir.exists())
+        model = self.make_model(opts.model.spec, opts.model.base_url)
+        judge = self.make_model(opts.scoring.judge, opts.scoring.judge_base_url) if opts.scoring.judge else None
+        summarizer = self.make_model(opts.web.summary_model, opts.model.base_url) if opts.web.summary_model else None
 
         def progress(s: RunSummary, _stats: Any) -> None:
             if self.on_progress is not None:

@@ -6,21 +6,22 @@ directory itself; an executor only decides where the plan's tasks run, and write
 
 from __future__ import annotations
 
-from toolsight.engine.runner import RunError, RunOptions, TaskExecutor
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import RunError, TaskExecutor
 
 EXECUTORS = ("local", "ray")
 
 
 def make_executor(opts: RunOptions) -> TaskExecutor | None:
-    """The executor `opts.executor` names; None for local (the runner runs its tasks itself)."""
-    if opts.executor == "local":
-        if opts.ray_address or opts.ray_workers:
+    """The executor `opts.control.executor` names; None for local (the runner runs its tasks itself)."""
+    if opts.control.executor == "local":
+        if opts.control.ray_address or opts.control.ray_workers:
             raise RunError("--ray-address / --ray-workers need --executor ray")
         return None
-    if opts.executor == "ray":
+    if opts.control.executor == "ray":
         from toolsight.engine.executors.ray_executor import RayExecutor
 
-        ex = RayExecutor(address=opts.ray_address, workers=opts.ray_workers)
+        ex = RayExecutor(address=opts.control.ray_address, workers=opts.control.ray_workers)
         ex.preflight()
         return ex
-    raise RunError(f"--executor {opts.executor!r}: use one of {', '.join(EXECUTORS)}")
+    raise RunError(f"--executor {opts.control.executor!r}: use one of {', '.join(EXECUTORS)}")

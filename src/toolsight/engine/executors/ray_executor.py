@@ -180,7 +180,7 @@ class RayExecutor:
         if self.workers:
             return max(1, min(self.workers, n_units))
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
-        return max(1, min(int(cpus // self.cpus_per_worker) or 1, runner.opts.concurrency, n_units))
+        return max(1, min(int(cpus // self.cpus_per_worker) or 1, runner.opts.control.concurrency, n_units))
 
     # ---- the run ------------------------------------------------------------------------------
     async def execute(self, runner: Runner, plan: Plan) -> RunSummary:
@@ -196,9 +196,9 @@ class RayExecutor:
                 raise RunStopped(str(disk_full(exc)), summary) from None
             raise
         n = self._worker_count(ray, runner, len(todo))
-        per_worker = max(1, math.ceil(runner.opts.concurrency / n))
+        per_worker = max(1, math.ceil(runner.opts.control.concurrency / n))
         config = WorkerConfig(opts=_portable(runner), run_dir=str(runner.run_dir), concurrency=per_worker,
-                              max_connections=max(1, math.ceil(runner.opts.max_connections / n)))
+                              max_connections=max(1, math.ceil(runner.opts.model.max_connections / n)))
         driver = _Driver(self, runner, ray, writer, summary, todo, config, per_worker, plan.new_run)
         runner._emit(f"ray: {n} worker(s), {per_worker} task(s) at once each")
         try:
@@ -237,7 +237,7 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
 
 def _portable(runner: Runner) -> dict[str, Any]:
     """The run's options as a worker elsewhere needs them: paths absolute (workers have another cwd)."""
-    opts = runner.opts.model_dump(mode="json")
+    opts = runner.opts.flat()
     for key in ("benchmark", "data"):
         val = opts.get(key)
         if val and Path(val).exists():
@@ -270,8 +270,8 @@ class _Driver:
         self.done: set[Unit] = set()
         self.stop: RunAborted | None = None
         self.changed = asyncio.Condition()
-        o = runner.opts
-        self.limits = WorkerLimits(endpoint_key(o.model, o.base_url, o.endpoint))
+        m = runner.opts.model
+        self.limits = WorkerLimits(endpoint_key(m.spec, m.base_url, m.endpoint))
         summary.limiters = [self.limits]
         self.limits_log = _LimitsLog(runner.run_dir / LIMITS, self.limits)
         import ray.exceptions as rex
@@ -516,7 +516,7 @@ def _harness_error(runner: Runner, task_id: str, epoch: int, exc: BaseException)
 
     error = f"harness error: ray worker: {_first_line(exc)}"
     rec = Record(task_id=task_id, epoch=epoch, benchmark=runner.bench.name, setting=runner.setting_name,
-                 model=runner.opts.model, error=error, started_at=time.time(),
+                 model=runner.opts.model.spec, error=error, started_at=time.time(),
                  task_hash=runner.task_hashes.get(task_id))
     return TaskOutcome(task_id=task_id, epoch=epoch, line=record_line(rec), counts={"error": error})
 

@@ -27,15 +27,8 @@ from pydantic import BaseModel, ConfigDict
 
 from toolsight.calls.limiter import LimitChange
 from toolsight.calls.retry import ModelCaller
-from toolsight.engine.runner import (
-    CallerModel,
-    Runner,
-    RunOptions,
-    _size_sandbox,
-    isolation,
-    load_for_run,
-    record_counts,
-)
+from toolsight.engine.options import RunOptions
+from toolsight.engine.runner import CallerModel, Runner, _size_sandbox, isolation, load_for_run, record_counts
 from toolsight.engine.store import artifact_dir, record_line
 from toolsight.errors import EXIT_ABORTED, RunAborted
 from toolsight.scoring.base import ScoreContext
@@ -87,14 +80,14 @@ class TaskWorker:
         self.scratch_run = self.scratch / "run"
         opts = RunOptions.model_validate(config.opts)
         # a scratch run of its own: no resume, no cache (the driver's cache stays with the driver)
-        opts = opts.model_copy(update={
+        opts = opts.replace(**{
             "out": str(self.scratch_run), "resume": False, "cache": False, "executor": "local",
             "ray_address": None, "ray_workers": None, "max_connections": config.max_connections,
-            "judge_concurrency": max(1, min(opts.judge_concurrency, config.max_connections))})
+            "judge_concurrency": max(1, min(opts.scoring.judge_concurrency, config.max_connections))})
         bench = get_benchmark(opts.benchmark)
         loaded = load_for_run(bench, opts.data)
-        model = get_model(opts.model, base_url=opts.base_url)
-        judge = get_model(opts.judge, base_url=opts.judge_base_url) if opts.judge else None
+        model = get_model(opts.model.spec, base_url=opts.model.base_url)
+        judge = get_model(opts.scoring.judge, base_url=opts.scoring.judge_base_url) if opts.scoring.judge else None
         self.runner = Runner(opts, bench, loaded, model, judge=judge)
         self.tasks = self.runner.selected  # compact: each task is built when it runs
         self.caller: ModelCaller | None = None
@@ -106,13 +99,14 @@ class TaskWorker:
     async def start(self) -> dict[str, Any]:
         """Make the model callers (in the event loop that will use them) and size the sandbox pool."""
         r = self.runner
-        o = r.opts
-        self.caller = ModelCaller(r.model, max_connections=o.max_connections, retries=o.retries,
+        o = r.opts.control
+        self.caller = ModelCaller(r.model, max_connections=r.opts.model.max_connections, retries=o.retries,
                                   backoff_base=o.backoff_base, max_retry_after=o.max_retry_after,
                                   outage_timeout=o.outage_timeout, limiter=r.model_limiter())
         limiters = [self.caller.limiter]
         if r.judge_model is not None:
-            self.judge_caller = ModelCaller(r.judge_model, max_connections=o.judge_concurrency, retries=o.retries,
+            self.judge_caller = ModelCaller(r.judge_model, max_connections=r.opts.scoring.judge_concurrency,
+                                            retries=o.retries,
                                             backoff_base=o.backoff_base, max_retry_after=o.max_retry_after,
                                             outage_timeout=o.outage_timeout, label="judge endpoint",
                                             limiter=r.judge_limiter())
