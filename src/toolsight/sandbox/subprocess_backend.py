@@ -118,6 +118,7 @@ class ChildProcess:
     def __init__(self, workspace: str, limits: Limits, profile: str, mode: str, stateful: bool,
                  on_kill: Callable[[ChildProcess], None] | None = None) -> None:
         self.workspace = workspace
+        self.stateful = stateful
         self.on_kill = on_kill
         self.scratch = tempfile.mkdtemp(prefix="toolsight-subprocess-")
         self._out: IO[bytes] = open(os.path.join(self.scratch, "stdout"), "w+b")  # closed in kill()
@@ -253,7 +254,8 @@ class ChildProcess:
         if report is not None:
             if isinstance(report.get("cpu_s"), float | int):
                 frame["cpu_s"] = report["cpu_s"]
-            frame["exit_code"] = 0 if report.get("ok") else 1
+            if not self.stateful:  # as the fork server: a one-call child's outcome; a session's child lives on
+                frame["exit_code"] = 0 if report.get("ok") else 1
         elif self.cpu_s is not None:
             frame["cpu_s"] = self.cpu_s
         if bad:
