@@ -1,4 +1,8 @@
-"""The code tools on real pixels: python_image_processing, python_interpreter, calculator, and the agent loop."""
+"""The code tools on real pixels: python_image_processing, python_interpreter, calculator, and the agent loop.
+
+Every test that runs code takes `backend`, so it runs on each sandbox backend (the fork server and the
+plain subprocess), except the protection of earlier outputs, which is the fork server's confinement.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,11 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from toolsight import sandbox
 from toolsight.agents.loop import Agent, register_inputs
 from toolsight.agents.settings import AgentSettings
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolCall, Usage
-from toolsight.sandbox import Limits
+from toolsight.sandbox import ExecResult, Limits
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolContext, ToolResult, ToolSpec
 from toolsight.tools.calculator import Calculator, evaluate
@@ -51,7 +56,7 @@ def _call(tool: PythonImageProcessing | PythonInterpreter | Calculator, args: di
     return asyncio.run(tool(args, ctx))
 
 
-def test_crop_rotate_save_is_harvested_with_its_parent(tmp_path: Path) -> None:
+def test_crop_rotate_save_is_harvested_with_its_parent(tmp_path: Path, backend: str) -> None:
     ctx, src = _ctx(tmp_path)
     tool = PythonImageProcessing()
     spec = tool.spec(ctx)
@@ -70,6 +75,7 @@ def test_crop_rotate_save_is_harvested_with_its_parent(tmp_path: Path) -> None:
     assert (pixels == (255, 0, 0)).all()  # the red block, rotated, every pixel red
     assert res.extra["files_read"] == [name] and "transformed_image_0.png" in res.extra["files_written"]
     assert res.extra["code"] == code and res.extra["limit"] is None and res.extra["exit_code"] == 0
+    assert res.extra["backend"] == backend
     assert ctx.state["python_image_processing.next_index"] == 1
     assert "transformed_image_1.png" in res.text
 
@@ -100,7 +106,7 @@ def test_earlier_outputs_and_inputs_are_not_overwritten(tmp_path: Path) -> None:
     assert Image.open(ctx.workspace / name).size == (200, 120)
 
 
-def test_harvest_caps_and_bomb_guard(tmp_path: Path) -> None:
+def test_harvest_caps_and_bomb_guard(tmp_path: Path, backend: str) -> None:
     ctx, _ = _ctx(tmp_path)
     tool = PythonImageProcessing(max_pixels=1_000_000, max_images=2)
     code = (
@@ -119,7 +125,7 @@ def test_harvest_caps_and_bomb_guard(tmp_path: Path) -> None:
     assert res.artifacts[0].parents == ()  # the input image was never opened
 
 
-def test_errors_and_bad_arguments_are_text(tmp_path: Path) -> None:
+def test_errors_and_bad_arguments_are_text(tmp_path: Path, backend: str) -> None:
     ctx, _ = _ctx(tmp_path)
     tool = PythonImageProcessing(Limits(wall_s=2, cpu_s=1))
     res = _call(tool, {"code": "print('before')\n1/0"}, ctx)
@@ -135,7 +141,7 @@ def test_errors_and_bad_arguments_are_text(tmp_path: Path) -> None:
     assert not long.ok and "5000" in long.text
 
 
-def test_interpreter_is_stateless_by_default(tmp_path: Path) -> None:
+def test_interpreter_is_stateless_by_default(tmp_path: Path, backend: str) -> None:
     ctx, _ = _ctx(tmp_path)
     tool = PythonInterpreter(Limits(wall_s=5))
     assert "numpy" in tool.description and "Pre-installed packages" in tool.description
@@ -145,7 +151,7 @@ def test_interpreter_is_stateless_by_default(tmp_path: Path) -> None:
     assert not b.ok and "NameError" in b.text
 
 
-def test_interpreter_stateful_keeps_variables_and_closes(tmp_path: Path) -> None:
+def test_interpreter_stateful_keeps_variables_and_closes(tmp_path: Path, backend: str) -> None:
     ctx, _ = _ctx(tmp_path)
     box = Toolbox([PythonInterpreter(Limits(wall_s=2, cpu_s=2), stateful=True)], ctx.store, "t1")
 
@@ -154,19 +160,70 @@ def test_interpreter_stateful_keeps_variables_and_closes(tmp_path: Path) -> None
                await box.call("python_interpreter", {"code": "x += 1\nprint(x * 2)"}),
                await box.call("python_interpreter", {"code": "import time\ntime.sleep(30)"}),
                await box.call("python_interpreter", {"code": "print('x' in globals())"}),
-               await box.call("python_interpreter", {"code": "open('/etc/passwd').read()"})]
-        session = box.state["python_interpreter.session"]
+               await box.call("python_interpreter", {"code": "open('/etc/passwd').read()"}),
+               await box.call("python_interpreter", {"code": "import os\nprint(os.getpid())"})]
         await box.aclose()
-        assert session.session is not None and session.session._srv is None
         return out
 
     r = asyncio.run(go())
     assert r[0].ok and r[1].ok and r[1].text.strip() == "42"
     assert not r[2].ok and r[2].extra["limit"] == "wall_time" and "state is lost" in r[2].text
     assert r[3].ok and "False" in r[3].text and "restarted" in r[3].text
-    # hidden by the mount namespace (FileNotFoundError) or denied by Landlock without one
-    assert not r[4].ok and ("FileNotFoundError" in r[4].text or "PermissionError" in r[4].text)
-    assert "root:" not in r[4].text
+    assert all(x.extra["backend"] == backend for x in r)
+    if backend == "forkserver":  # hidden by the mount namespace (FileNotFoundError), or denied by Landlock
+        assert not r[4].ok and ("FileNotFoundError" in r[4].text or "PermissionError" in r[4].text)
+        assert "root:" not in r[4].text
+    # closing the toolbox ended the interpreter process (no pid namespace on either backend: the pid is real)
+    assert r[5].ok
+    pid = int(r[5].text.strip())
+    assert not _running(pid), f"the interpreter {pid} outlived Toolbox.aclose()"
+
+
+def _running(pid: int) -> bool:
+    """The process exists and is not a zombie (a killed process its new parent has not reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_interpreter_reports_the_files_it_wrote_and_read(tmp_path: Path, backend: str) -> None:
+    """New files, in sub-folders too, are in the workspace after the call and named in the trace alike on
+    every backend; the input the code opened is the one read."""
+    ctx, src = _ctx(tmp_path)
+    name = ctx.store.get(src).file  # type: ignore[union-attr]
+    code = (f"from PIL import Image\nim = Image.open({name!r}).convert('L')\n"
+            "import os\nos.makedirs('out', exist_ok=True)\n"
+            "im.save('out/gray.png')\nopen('notes.txt', 'w').write(str(im.size))\n")
+    res = _call(PythonInterpreter(Limits(wall_s=20)), {"code": code}, ctx)
+    assert res.ok, res.text
+    assert res.extra["files_written"] == ["notes.txt", "out/gray.png"]
+    assert res.extra["files_read"] == [name]
+    assert (ctx.workspace / "notes.txt").read_text() == "(200, 120)"
+    gray = np.array(Image.open(ctx.workspace / "out" / "gray.png"))
+    assert gray.shape == (120, 200) and gray[20, 30] > gray[100, 150]  # the red block is brighter than the green
+
+
+def test_stateful_session_keeps_state_until_restart(ws: Path, backend: str) -> None:
+    """sandbox.open_session on the backend in force: state persists, restart() throws it away, files land."""
+    async def go() -> list[ExecResult]:
+        s = sandbox.open_session(ws, Limits(wall_s=20))
+        try:
+            out = [await s.exec("import numpy as np\na = np.arange(6).reshape(2, 3)"),
+                   await s.exec("np.save('a.npy', a * 7)\nprint(int(a.sum()))")]
+            await s.restart()
+            out.append(await s.exec("print('a' in globals())"))
+            return out
+        finally:
+            await s.aclose()
+
+    r = asyncio.run(go())
+    assert [x.ok for x in r] == [True, True, True], r
+    assert r[1].stdout.strip() == "15" and r[1].files_written == ["a.npy"]
+    assert np.load(ws / "a.npy").tolist() == [[0, 7, 14], [21, 28, 35]]
+    assert r[2].stdout.strip() == "False" and r[2].session_restarted
+    assert {x.backend for x in r} == {backend}
 
 
 def test_calculator() -> None:
@@ -210,7 +267,7 @@ class _Scripted(Model):
                            usage=usage)
 
 
-def test_agent_loop_crops_and_rotates_with_the_scripted_model(tmp_path: Path) -> None:
+def test_agent_loop_crops_and_rotates_with_the_scripted_model(tmp_path: Path, backend: str) -> None:
     ds = tmp_path / "ds"
     ds.mkdir()
     _scene(ds / "scene.png")

@@ -1,4 +1,5 @@
-"""The Sandbox interface (files in and out, backends) and the seccomp allowlist under a realistic corpus."""
+"""The Sandbox interface (files in and out, on every backend; an installed backend object) and the seccomp
+allowlist under a realistic corpus."""
 
 from __future__ import annotations
 
@@ -11,23 +12,14 @@ import pytest
 from sandboxkit import need
 
 from toolsight import sandbox
-from toolsight.sandbox import (
-    ExecResult,
-    ForkServerBackend,
-    Limits,
-    Sandbox,
-    SandboxBackend,
-    WorkspaceError,
-)
+from toolsight.sandbox import ExecResult, Limits, Sandbox, SandboxBackend, WorkspaceError
 
 CORPUS = Path(__file__).with_name("seccomp_corpus.txt")  # a snippet run in the sandbox, not a module
 
 
-def test_sandbox_interface_runs_reads_and_writes(ws: Path) -> None:
-    backend = sandbox.get_backend()
-    assert isinstance(backend, SandboxBackend) and isinstance(backend, ForkServerBackend)
-    box = backend.start(ws, limits=Limits(wall_s=10))
-    assert isinstance(box, Sandbox) and not box.stateful
+def test_sandbox_interface_runs_reads_and_writes(ws: Path, backend: str) -> None:
+    box = sandbox.get_backend().start(ws, limits=Limits(wall_s=10))
+    assert isinstance(box, Sandbox) and not box.stateful and box.backend == backend
 
     async def go() -> tuple[ExecResult, bytes]:
         await box.write_file("in/data.txt", b"21", read_only=True)
@@ -44,21 +36,26 @@ def test_sandbox_interface_runs_reads_and_writes(ws: Path) -> None:
 
     res, data = asyncio.run(go())
     assert res.ok and res.stdout.strip() == "42" and data == b"done"
+    assert res.files_written == ["out.txt"] and res.backend == backend
     assert (ws / "in" / "data.txt").stat().st_mode & 0o222 == 0
-    assert box.isolation()["sandbox"] == "fork-server"
+    assert box.isolation()["backend"] == backend
 
 
-def test_another_backend_replaces_the_fork_server(tmp_path: Path) -> None:
+def test_an_installed_backend_object_replaces_the_named_one(tmp_path: Path) -> None:
+    """set_backend(obj) (tests, plugins) reaches the code tools; here a recording wrapper around the fork server."""
     calls: list[str] = []
+    inner_backend = sandbox.get_backend()
+    assert isinstance(inner_backend, SandboxBackend) and inner_backend.name == "forkserver"
 
     class Recording:
         name = "recording"
 
         def start(self, workspace: Path, *, limits: Limits | None = None, stateful: bool = False,
                   profile: str | None = None, mode: str = "exec") -> Any:
-            inner = ForkServerBackend(sandbox.get_pool, sandbox.shutdown).start(workspace, limits=limits)
+            inner = inner_backend.start(workspace, limits=limits, stateful=stateful, profile=profile, mode=mode)
 
             class Box:
+                backend = "recording"
                 stateful = False
 
                 def __init__(self) -> None:
@@ -80,13 +77,10 @@ def test_another_backend_replaces_the_fork_server(tmp_path: Path) -> None:
     from toolsight.tools.python_tools import PythonInterpreter
 
     sandbox.set_backend(Recording())
-    try:
-        ctx = ToolContext(store=ArtifactStore(tmp_path / "ws"))
-        res = asyncio.run(PythonInterpreter(Limits(wall_s=10))({"code": "print(5)"}, ctx))
-        assert res.ok and res.text.strip() == "5" and calls == ["print(5)"]
-        assert sandbox.isolation_report() == {"sandbox": "recording"}
-    finally:
-        sandbox.set_backend(None)
+    ctx = ToolContext(store=ArtifactStore(tmp_path / "ws"))
+    res = asyncio.run(PythonInterpreter(Limits(wall_s=10))({"code": "print(5)"}, ctx))
+    assert res.ok and res.text.strip() == "5" and calls == ["print(5)"]
+    assert sandbox.isolation_report() == {"sandbox": "recording"}
 
 
 def test_realistic_corpus_runs_under_the_allowlist(ws: Path, iso: dict[str, Any]) -> None:

@@ -3,6 +3,9 @@
 The expected pieces are the ones a real Jupyter kernel produced in the VTC-Bench golden transcript
 (`shared/golden-wire/vtc-bench/s8-code-outputs.code.json`): print + expression value, cv2.imwrite's
 `True`, display(Image(...)), plt.show(), and IPython's traceback for an exception.
+
+Every test that takes `backend` runs the kernel on each sandbox backend (`open_kernel` goes through the
+backend in force); the confinement test is the fork server's alone.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ def with_kernel(ws: Path, body: Callable[[Kernel], Awaitable[Any]], limits: Limi
     return asyncio.run(go())
 
 
-def test_outputs_match_what_jupyter_sends(ws: Path) -> None:
+def test_outputs_match_what_jupyter_sends(ws: Path, backend: str) -> None:
     Image.fromarray(np.full((80, 100, 3), 120, np.uint8)).save(ws / "in.jpg")
 
     async def body(k: Kernel) -> list[KernelResult]:
@@ -53,6 +56,7 @@ def test_outputs_match_what_jupyter_sends(ws: Path) -> None:
 
     r = with_kernel(ws, body)
     assert [x.ok for x in r] == [True, True, True, True, True, False]
+    assert {x.exec.backend for x in r} == {backend}
     assert [(o.kind, o.text) for o in r[0].outputs] == [("stream", "loaded\n"), ("execute_result", "(80, 100, 3)")]
     assert r[0].stdout == "loaded\n" and r[0].execution_count == 1
     assert [(o.kind, o.text) for o in r[1].outputs] == [("execute_result", "True")]
@@ -78,7 +82,7 @@ def test_outputs_match_what_jupyter_sends(ws: Path) -> None:
     assert "IndexError: index 5000 is out of bounds for axis 0 with size 800" in golden
 
 
-def test_state_persists_display_of_pil_and_cv2_gui_calls_return(ws: Path) -> None:
+def test_state_persists_display_of_pil_and_cv2_gui_calls_return(ws: Path, backend: str) -> None:
     async def body(k: Kernel) -> list[KernelResult]:
         return [await k.execute("x = 41", 20),
                 await k.execute("x += 1\nx", 20),
@@ -96,7 +100,7 @@ def test_state_persists_display_of_pil_and_cv2_gui_calls_return(ws: Path) -> Non
     assert not r[4].ok and r[4].error is not None and r[4].error.ename == "SyntaxError"
 
 
-def test_context_lines_image_values_and_images_under_the_workspace_root(ws: Path) -> None:
+def test_context_lines_image_values_and_images_under_the_workspace_root(ws: Path, backend: str) -> None:
     """As a Jupyter kernel: a traceback shows the cell's trailing blank line (ipykernel's cell file names),
     an image value keeps its text/plain, and displayed images stay under the workspace root when a
     cell changes directory."""
@@ -116,7 +120,7 @@ def test_context_lines_image_values_and_images_under_the_workspace_root(ws: Path
     assert err is not None and err.traceback[2] == "Cell In[3], line 2\n      1 a = 1\n----> 2 b = [][0]\n      3 \n"
 
 
-def test_timeout_restarts_the_kernel_and_restart_clears_state(ws: Path) -> None:
+def test_timeout_restarts_the_kernel_and_restart_clears_state(ws: Path, backend: str) -> None:
     async def body(k: Kernel) -> list[KernelResult]:
         out = [await k.execute("y = 1", 20), await k.execute("import time\ntime.sleep(60)", 2),
                await k.execute("print('y' in globals())", 20), await k.execute("z = 3", 20)]
@@ -129,6 +133,7 @@ def test_timeout_restarts_the_kernel_and_restart_clears_state(ws: Path) -> None:
     assert r[1].timed_out and not r[1].ok and r[1].exec.limit == "wall_time" and r[1].ended
     assert not r[2].ended
     assert r[2].ok and r[2].stdout.strip() == "False" and r[2].restarted and r[2].execution_count == 1
+    assert not r[3].restarted and r[3].execution_count == 2
     assert r[4].ok and r[4].stdout.strip() == "False"
 
 
@@ -150,7 +155,7 @@ def test_kernel_is_confined_like_every_sandboxed_call(ws: Path, iso: dict[str, A
     assert "API" not in (r.outputs[-1].text or "")
 
 
-def test_python_kernel_tool_returns_images_as_artifacts(tmp_path: Path) -> None:
+def test_python_kernel_tool_returns_images_as_artifacts(tmp_path: Path, backend: str) -> None:
     store = ArtifactStore(tmp_path / "ws")
     box = Toolbox(kernel_tools(Limits(wall_s=20)), store, "t1")
 
@@ -167,4 +172,5 @@ def test_python_kernel_tool_returns_images_as_artifacts(tmp_path: Path) -> None:
     assert [(a.width, a.height) for a in value.artifacts] == [(9, 4)]
     assert plot.ok and "Out[1]: 42" in plot.text and len(plot.artifacts) == 1
     assert plot.artifacts[0].tool == "python_kernel" and plot.artifacts[0].width > 100
+    assert plot.extra["backend"] == backend and plot.extra["files_written"] == [".display/cell1-1.png"]
     assert not err.ok and "ZeroDivisionError" in err.text and "Cell In[2], line 1" in err.text

@@ -51,9 +51,10 @@ EXTRA_NAMES = {
 }
 
 
-def preload(profile: str) -> Any:
+def preload(profile: str, eager: bool = True) -> Any:
     """Import the packages once. 'image': numpy, cv2, PIL; 'full' adds pandas, scipy, sympy, matplotlib;
-    'kernel' also builds the IPython shell (returned)."""
+    'kernel' also builds the IPython shell (returned). `eager=False` leaves the 'full' extras lazy (same
+    names, imported on first use): for a process that runs one call and exits (`_child.py`)."""
     import numpy as np
 
     PRELOADED.update(np=np, numpy=np)
@@ -73,7 +74,7 @@ def preload(profile: str) -> Any:
         Image.preinit()
         PRELOADED.update(Image=Image, ImageDraw=ImageDraw, ImageEnhance=ImageEnhance, ImageFilter=ImageFilter,
                          ImageOps=ImageOps)
-    if profile in ("full", "kernel"):
+    if profile in ("full", "kernel") and eager:
         for mod in ("pandas", "scipy", "scipy.ndimage", "scipy.stats", "sympy", "tabulate", "bs4",
                     "matplotlib.pyplot"):
             if profile == "kernel" and mod == "matplotlib.pyplot":

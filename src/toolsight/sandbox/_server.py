@@ -34,13 +34,13 @@ import struct
 import sys
 import tempfile
 import time
-import traceback
 from typing import TYPE_CHECKING, Any
 
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's directory out
 
 if TYPE_CHECKING:  # the same modules as mypy finds them; at run time this script never imports toolsight
     from toolsight.sandbox import _confine as cf
+    from toolsight.sandbox import _execute as ex
     from toolsight.sandbox._preload import PRELOADED, preload
     from toolsight.sandbox._protocol import (
         OUT_CAP_DEFAULT,
@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # the same modules as mypy finds them; at run time this scrip
     from toolsight.sandbox._workspace import WATCH_MASK, CopyBack, Inotify, close_state, start_closer
 else:
     import _confine as cf
+    import _execute as ex
     from _preload import PRELOADED, preload
     from _protocol import (
         OUT_CAP_DEFAULT,
@@ -244,40 +245,11 @@ class Server:
         sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
 
     def _namespace(self, workspace: str) -> dict[str, Any]:
-        ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__,
-                              "PROCESSED_IMAGE_SAVE_PATH": workspace}
-        ns.update(PRELOADED)
-        return ns
+        return ex.namespace(workspace, PRELOADED)
 
     @staticmethod
     def _exec(code: str, ns: dict[str, Any]) -> dict[str, Any]:
-        t0 = time.monotonic()
-        rep = Server._exec_inner(code, ns)
-        rep["code_s"] = round(time.monotonic() - t0, 6)
-        return rep
-
-    @staticmethod
-    def _exec_inner(code: str, ns: dict[str, Any]) -> dict[str, Any]:
-        try:
-            compiled = compile(code, "<code>", "exec")
-            exec(compiled, ns)
-            rep: dict[str, Any] = {"ok": True}
-        except SystemExit as exc:
-            ok = exc.code in (None, 0)
-            rep = {"ok": ok, "error": None if ok else f"SystemExit: {exc.code}"}
-        except BaseException as exc:
-            tb = traceback.TracebackException.from_exception(exc)
-            # drop this function's own frame so the trace starts in the model's code
-            if tb.stack and tb.stack[0].filename != "<code>":
-                tb.stack = traceback.StackSummary.from_list([f for f in tb.stack if f.filename != __file__])
-            with contextlib.suppress(Exception):
-                sys.stderr.write("".join(tb.format()))
-            rep = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:2000], "exc_type": type(exc).__name__}
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-        with contextlib.suppress(Exception):
-            sys.stderr.flush()
-        return rep
+        return ex.run(code, ns)
 
     @staticmethod
     def _send_report(rep: dict[str, Any]) -> None:
@@ -420,37 +392,10 @@ class Server:
             return "exit"
         return "timeout"
 
-    def _status_fields(self, status: int | None, limits: dict[str, Any], timed_out: bool,
+    @staticmethod
+    def _status_fields(status: int | None, limits: dict[str, Any], timed_out: bool,
                        report: dict[str, Any] | None, outs: dict[str, Any], oom: bool) -> dict[str, Any]:
-        res: dict[str, Any] = {"exit_code": None, "signal": None, "limit": None}
-        if status is not None:
-            if os.WIFEXITED(status):
-                res["exit_code"] = os.WEXITSTATUS(status)
-            elif os.WIFSIGNALED(status):
-                res["signal"] = signal.Signals(os.WTERMSIG(status)).name
-        limit = None
-        if timed_out:
-            limit = "wall_time"
-        elif oom:
-            limit = "memory"
-        elif res["signal"] in ("SIGXCPU",) or (res["signal"] == "SIGKILL" and report is None):
-            limit = "cpu_time" if res["signal"] == "SIGXCPU" else "killed"
-        elif report is not None:
-            et = report.get("exc_type")
-            err = str(report.get("error") or "")
-            if et == "MemoryError":
-                limit = "memory"
-            elif "File too large" in err or "[Errno 27]" in err:
-                limit = "file_size"
-            elif "No space left" in err or "[Errno 28]" in err:
-                limit = "disk"
-            elif "Too many open files" in err or "[Errno 24]" in err:
-                limit = "open_files"
-        if limit is None and max(outs.get("stdout_bytes", 0), outs.get("stderr_bytes", 0)) >= (
-                int(limits.get("file_mb", 64)) << 20):
-            limit = "file_size"
-        res["limit"] = limit
-        return res
+        return ex.status_fields(status, limits, timed_out, report, outs, oom)
 
     def _set_memory(self, limits: dict[str, Any]) -> None:
         if self.cg is None:

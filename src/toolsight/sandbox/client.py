@@ -1,4 +1,4 @@
-"""The harness side of the sandbox: fork-server processes, their pool, and stateful sessions.
+"""The harness side of the forkserver backend: fork-server processes, their pool, and stateful sessions.
 
 A `ServerProcess` is one pre-warmed fork server (`_server.py`), started with a clean environment
 (never the harness's, which holds API keys). Requests and replies are length-prefixed JSON frames
@@ -423,7 +423,6 @@ class SandboxSession:
         self.limits = limits
         self.mode = mode
         self.profile = profile
-        self.last_frame: dict[str, Any] = {}
         self._srv: ServerProcess | None = None
         self._lock = threading.Lock()
 
@@ -443,13 +442,18 @@ class SandboxSession:
         return srv
 
     def run(self, code: str, wall_s: float | None = None) -> ExecResult:
+        return self.run_frame(code, wall_s)[0]
+
+    def run_frame(self, code: str, wall_s: float | None = None) -> tuple[ExecResult, dict[str, Any]]:
+        """Run `code` in the session's child: the result and the server's reply frame ({} when the server
+        failed before answering: nothing of this call is in it)."""
         with self._lock:
             restarted = self._srv is not None and not self._srv.session_open
             try:
                 srv = self._open()
             except ServerGone as exc:
                 self._drop()
-                return ExecResult(ok=False, error=f"sandbox server failed ({exc})", server_restarted=True)
+                return ExecResult(ok=False, error=f"sandbox server failed ({exc})", server_restarted=True), {}
             wall = wall_s or self.limits.wall_s
             try:
                 frame = srv.request({"op": "session_run", "code": code, "wall_s": wall}, wall + self.pool.reply_margin_s)
@@ -457,8 +461,7 @@ class SandboxSession:
                 self._drop()
                 return ExecResult(ok=False, error=f"the sandbox server stopped answering ({exc}); it was killed; "
                                                   "the interpreter state is lost", limit="server_timeout",
-                                  server_restarted=True)
-            self.last_frame = frame
+                                  server_restarted=True), {}
             res = to_result(frame, self.limits.model_copy(update={"wall_s": wall}))
             if frame.get("session_dead"):
                 srv.session_open = False
@@ -466,7 +469,7 @@ class SandboxSession:
                     " (the interpreter state is lost; the next call starts fresh)"
                 res.ok = False
             res.session_restarted = restarted
-            return res
+            return res, frame
 
     def restart(self) -> None:
         """End the session's child (its state is lost); the next run starts a fresh one on the same server."""
@@ -565,6 +568,9 @@ def summarize(hello: dict[str, Any]) -> dict[str, Any]:
             log.warning("sandbox: %s", w)
     return {
         "sandbox": "fork-server",
+        "backend": "forkserver",
+        # the file system and the network are closed to the code (the level says how much else holds)
+        "isolated": layers["landlock_fs"] is True and layers["seccomp"] is True,
         "level": level,
         "platform": sys.platform,
         "landlock_abi": abi,

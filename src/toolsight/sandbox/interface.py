@@ -1,17 +1,20 @@
-"""The sandbox interface: what the code tools need from a sandbox, independent of how it is built.
+"""The sandbox interface: what the code tools and the kernel need from a sandbox, whatever runs it.
 
-    backend = sandbox.get_backend()                       # the fork server unless set_backend(...)
+    backend = sandbox.get_backend()                       # the backend in force (backends.py: by name)
     box = backend.start(workspace)                        # one task's sandbox (stateless calls)
     res = await box.exec("print(1)", limits)              # ExecResult
     data = await box.read_file("transformed_image_0.png") # bytes, workspace-relative names only
     await box.write_file("notes.txt", b"...", read_only=True)
-    box.isolation()                                       # which layers are in force
+    box.isolation()                                       # which backend, which layers are in force
     await box.aclose()                                    # stop (stateful: ends the interpreter)
 
-`stateful=True` gives a sandbox whose variables persist across `exec` calls (one long-lived,
-frozen-between-calls child on a dedicated server); `open_kernel` gives the IPython kernel on top
-of a stateful sandbox. Another backend (a container runtime, a remote pool) implements
-`SandboxBackend` and `Sandbox`; the tools do not change.
+`stateful=True` gives a sandbox whose variables persist across calls (one long-lived interpreter
+per task). Its `run(code, wall_s)` also returns what the interpreter reported of the call (the
+IPython kernel's outputs) and whether the call ended the interpreter; `restart()` throws its state
+away. `Kernel` (the IPython kernel, `open_kernel`) is built on exactly these methods, so it runs on
+any backend. The backends: `forkserver.py` (confined fork servers) and `subprocess_backend.py` (a
+plain child process, not isolated); another one (a container runtime, a remote pool) implements
+`SandboxBackend` and `Sandbox`, and the tools do not change.
 """
 
 from __future__ import annotations
@@ -20,11 +23,11 @@ import asyncio
 import contextlib
 import os
 import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from toolsight.errors import ToolsightError
-from toolsight.sandbox.client import SandboxPool, SandboxSession
 from toolsight.sandbox.models import ExecResult, KernelError, KernelOutput, KernelResult, Limits
 
 MAX_READ_BYTES = 64 << 20
@@ -34,14 +37,28 @@ class WorkspaceError(ToolsightError):
     """A workspace file name that is not a plain name inside the workspace, or not a regular file."""
 
 
+@dataclass(frozen=True)
+class RunOutcome:
+    """One call of a sandbox: its result, what the interpreter itself reported (for the IPython kernel:
+    its outputs, error and execution count; empty when it reported nothing), and whether the call
+    ended a stateful sandbox's interpreter (a limit, a crash: its state is gone)."""
+
+    result: ExecResult
+    report: dict[str, Any] = field(default_factory=dict)
+    ended: bool = False
+
+
 @runtime_checkable
 class Sandbox(Protocol):
-    """One task's sandbox: run code, move files in and out of its workspace, stop."""
+    """One task's sandbox: run code, move files in and out of its workspace, restart, stop."""
 
     workspace: Path
     stateful: bool
+    backend: str
 
     async def exec(self, code: str, limits: Limits | None = None, wall_s: float | None = None) -> ExecResult: ...
+
+    async def run(self, code: str, wall_s: float | None = None) -> RunOutcome: ...
 
     async def read_file(self, name: str, max_bytes: int = MAX_READ_BYTES) -> bytes: ...
 
@@ -49,12 +66,14 @@ class Sandbox(Protocol):
 
     def isolation(self) -> dict[str, Any]: ...
 
+    async def restart(self) -> None: ...
+
     async def aclose(self) -> None: ...
 
 
 @runtime_checkable
 class SandboxBackend(Protocol):
-    """Makes sandboxes. The fork server is the built-in one."""
+    """Makes sandboxes. The built-in ones are chosen by name (`backends.py`)."""
 
     name: str
 
@@ -108,6 +127,7 @@ def read_member(workspace: Path, name: str, max_bytes: int = MAX_READ_BYTES) -> 
 
 
 def write_member(workspace: Path, name: str, data: bytes, read_only: bool = False) -> None:
+    """Write a workspace file atomically (sub-directories made as needed), read-only if asked."""
     path, _rel = _member(workspace, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".ts-write-{os.getpid()}-{path.name}")
@@ -116,85 +136,40 @@ def write_member(workspace: Path, name: str, data: bytes, read_only: bool = Fals
     os.replace(tmp, path)
 
 
-class ForkServerSandbox:
-    """A task's sandbox on the fork-server backend (stateless calls go to the shared pool)."""
-
-    def __init__(self, pool: SandboxPool, workspace: Path, limits: Limits, stateful: bool, mode: str,
-                 profile: str | None) -> None:
-        self.pool = pool
-        self.workspace = Path(workspace)
-        self.limits = limits
-        self.stateful = stateful
-        self.session: SandboxSession | None = pool.session(self.workspace, limits, mode, profile) if stateful else None
-
-    async def exec(self, code: str, limits: Limits | None = None, wall_s: float | None = None) -> ExecResult:
-        if self.session is not None:
-            return await asyncio.to_thread(self.session.run, code, wall_s)
-        lim = limits or self.limits
-        if wall_s is not None:
-            lim = lim.model_copy(update={"wall_s": wall_s})
-        return await asyncio.to_thread(self.pool.run, code, self.workspace, lim)
-
-    async def read_file(self, name: str, max_bytes: int = MAX_READ_BYTES) -> bytes:
-        return await asyncio.to_thread(read_member, self.workspace, name, max_bytes)
-
-    async def write_file(self, name: str, data: bytes, read_only: bool = False) -> None:
-        await asyncio.to_thread(write_member, self.workspace, name, data, read_only)
-
-    def isolation(self) -> dict[str, Any]:
-        return self.pool.isolation()
-
-    async def restart(self) -> None:
-        if self.session is not None:
-            await asyncio.to_thread(self.session.restart)
-
-    async def aclose(self) -> None:
-        if self.session is not None:
-            await self.session.aclose()
+async def read_file(workspace: Path, name: str, max_bytes: int = MAX_READ_BYTES) -> bytes:
+    """`read_member` off the event loop: what every backend's `Sandbox.read_file` does."""
+    return await asyncio.to_thread(read_member, workspace, name, max_bytes)
 
 
-class ForkServerBackend:
-    """The built-in backend: pools of pre-warmed fork servers, one per preload profile."""
-
-    name = "fork-server"
-
-    def __init__(self, get_pool: Any, shutdown: Any) -> None:
-        self._get_pool = get_pool
-        self._shutdown = shutdown
-
-    def start(self, workspace: Path, *, limits: Limits | None = None, stateful: bool = False,
-              profile: str | None = None, mode: str = "exec") -> ForkServerSandbox:
-        pool_profile = profile or ("image" if not stateful else "full")
-        pool = self._get_pool("image" if stateful else pool_profile)
-        return ForkServerSandbox(pool, workspace, limits or Limits(), stateful, mode,
-                                 (profile or "full") if stateful else None)
-
-    def isolation_report(self) -> dict[str, Any]:
-        report: dict[str, Any] = self._get_pool("image").isolation()
-        return report
-
-    def shutdown(self) -> None:
-        self._shutdown()
+async def write_file(workspace: Path, name: str, data: bytes, read_only: bool = False) -> None:
+    """`write_member` off the event loop: what every backend's `Sandbox.write_file` does."""
+    await asyncio.to_thread(write_member, workspace, name, data, read_only)
 
 
 class Kernel:
-    """A stateful IPython kernel in the sandbox (see `open_kernel`)."""
+    """A stateful IPython kernel on a stateful sandbox of any backend (see `open_kernel`)."""
 
-    def __init__(self, box: ForkServerSandbox, limits: Limits) -> None:
+    def __init__(self, box: Sandbox, limits: Limits) -> None:
         self.box = box
         self.limits = limits
         self.workspace = box.workspace
 
+    @property
+    def backend(self) -> str:
+        """The name of the backend the kernel runs on."""
+        return self.box.backend
+
+    def isolation(self) -> dict[str, Any]:
+        """The backend's isolation report (which backend, which layers are in force)."""
+        return self.box.isolation()
+
     async def execute(self, code: str, timeout_s: float | None = None) -> KernelResult:
         """Run one cell. On a timeout (or any limit that ends the process) the kernel's state is lost
         and the next call starts a fresh kernel, as Jupyter's restart would."""
-        res = await self.box.exec(code, wall_s=timeout_s or self.limits.wall_s)
-        session = self.box.session
-        # a server that failed before answering left the previous call's frame behind: not this call's
-        frame = session.last_frame if session is not None and not res.server_restarted else {}
-        report = frame.get("report") if isinstance(frame.get("report"), dict) else {}
+        out = await self.box.run(code, wall_s=timeout_s or self.limits.wall_s)
+        res, report = out.result, out.report
         outputs: list[KernelOutput] = []
-        for o in (report or {}).get("outputs") or []:
+        for o in report.get("outputs") or []:
             if not isinstance(o, dict) or o.get("kind") not in ("stream", "execute_result", "display_data", "error"):
                 continue
             with contextlib.suppress(Exception):
@@ -204,21 +179,20 @@ class Kernel:
                 outputs.append(KernelOutput(kind=o["kind"], text=o.get("text"), image=image, mime=o.get("mime"),
                                             name=o.get("name")))
         err: KernelError | None = None
-        kerr = (report or {}).get("kernel_error")
+        kerr = report.get("kernel_error")
         if isinstance(kerr, dict):
             with contextlib.suppress(Exception):
                 err = KernelError(ename=str(kerr.get("ename", "")), evalue=str(kerr.get("evalue", "")),
                                   traceback=list(kerr.get("traceback") or []))
         elif not res.ok and res.error:
             err = KernelError(ename=(res.limit or "SandboxError"), evalue=res.error, traceback=[res.error])
-        count = (report or {}).get("execution_count")
+        count = report.get("execution_count")
         stdout = "".join(o.text or "" for o in outputs if o.kind == "stream" and o.name == "stdout") or res.stdout
         stderr = "".join(o.text or "" for o in outputs if o.kind == "stream" and o.name == "stderr") or res.stderr
         return KernelResult(
             ok=res.ok, stdout=stdout, stderr=stderr, outputs=outputs, error=err,
             execution_count=count if isinstance(count, int) else None,
-            timed_out=res.limit == "wall_time", restarted=res.session_restarted, exec=res,
-            ended=bool(frame.get("session_dead")) or res.limit == "server_timeout" or res.server_restarted,
+            timed_out=res.limit == "wall_time", restarted=res.session_restarted, exec=res, ended=out.ended,
         )
 
     async def restart(self) -> None:
@@ -229,5 +203,5 @@ class Kernel:
         await self.box.aclose()
 
 
-__all__ = ["ForkServerBackend", "ForkServerSandbox", "Kernel", "Sandbox", "SandboxBackend", "WorkspaceError",
-           "read_member", "write_member"]
+__all__ = ["Kernel", "RunOutcome", "Sandbox", "SandboxBackend", "WorkspaceError", "read_file", "read_member",
+           "write_file", "write_member"]

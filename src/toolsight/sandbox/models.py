@@ -68,6 +68,7 @@ class ExecResult(BaseModel):
                                                   "of this call is unknown")
     server_restarted: bool = False
     session_restarted: bool = False
+    backend: str | None = Field(None, description="the sandbox backend that ran the call (forkserver, subprocess)")
 
     @field_validator("stdout", "stderr", "error", mode="before")
     @classmethod
@@ -103,6 +104,7 @@ class ExecResult(BaseModel):
             "stdout_truncated": self.stdout_truncated,
             "stderr_truncated": self.stderr_truncated,
             "server_restarted": self.server_restarted,
+            "backend": self.backend,
         }
 
 

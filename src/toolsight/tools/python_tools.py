@@ -8,7 +8,8 @@ by the sandbox server through inotify). `python_interpreter` runs general Python
 default or stateful (one long-lived sandboxed interpreter per task). `python_kernel` is a stateful
 IPython kernel in the sandbox (Jupyter-style outputs; displayed images become Artifacts). Each call's
 trace (`extra`) records the code, files read and written, duration, exit status and the limit that
-ended it. All of them reach the sandbox through its interface (`sandbox.start`, `sandbox.open_kernel`).
+ended it, and which sandbox backend ran it. All of them reach the sandbox through its interface
+(`sandbox.start`, `sandbox.open_kernel`), so they run on the backend in force (`sandbox.use_backend`).
 """
 
 from __future__ import annotations
