@@ -147,6 +147,7 @@ def run(
     web: Annotated[str | None, typer.Option(help="web tools' backend: live | offline[=CORPUS_DIR] | replay=RUN_DIR")] = None,
     web_budget: Annotated[int | None, typer.Option(min=1, help="web requests allowed in this run")] = None,
     summary_model: Annotated[str | None, typer.Option(help="model that summarises pages for `visit`")] = None,
+    sandbox: Annotated[str | None, typer.Option(metavar="BACKEND", help="where model-written code runs: forkserver (confined; default) | subprocess (NOT isolated; docs/sandbox.md)")] = None,
     adaptive: Annotated[bool, typer.Option(help="adapt the connection limit to the endpoint (AIMD, under --max-connections)")] = True,
     executor: Annotated[str, typer.Option(help="where tasks run: local | ray (docs/scale.md)")] = "local",
     ray_address: Annotated[str | None, typer.Option(metavar="HOST:PORT", help="Ray cluster to join (default: start a local one)")] = None,
@@ -156,7 +157,14 @@ def run(
 
     Writes a run directory (manifest, records, artifacts); Ctrl-C keeps finished records and prints the
     command that resumes."""
-    from toolsight.engine.options import ModelOptions, RunControl, RunOptions, ScoringOptions, WebOptions
+    from toolsight.engine.options import (
+        ModelOptions,
+        RunControl,
+        RunOptions,
+        SandboxOptions,
+        ScoringOptions,
+        WebOptions,
+    )
     from toolsight.log.modes import loop_mode
     from toolsight.log.modes import scorer_mode as scorer_mode_of
     from toolsight.models.base import GenerateConfig
@@ -204,6 +212,7 @@ def run(
                                judge_base_url=judge_base_url, judge_concurrency=judge_concurrency,
                                epochs_reducer=epochs_reducer),
         web=WebOptions(backend=web, budget=web_budget, summary_model=summary_model),
+        sandbox=SandboxOptions(backend=sandbox),
     )
     from toolsight.agents.registry import agent_names
 

@@ -327,6 +327,8 @@ class Runner:
         # tools are stateless (per-task state lives in the Toolbox), so one set serves every task
         self.tools = build_tools(self.settings.tools, extra=bench.toolsets())
         self.uses_sandbox = needs_sandbox(self.settings.tools, extra=bench.toolsets())
+        if opts.sandbox.backend is not None:  # chosen in one place, before any code runs
+            _use_sandbox_backend(opts.sandbox.backend)
         self.uses_web = needs_web(self.settings.tools, extra=bench.toolsets())
         self.summarizer = summarizer
         if self.uses_web and executor is not None and not executor.runs_web:
@@ -839,6 +841,15 @@ def _size_sandbox(concurrency: int) -> None:
     """Size the sandbox pool to the tasks in flight (capped: each server is a warm process)."""
     from toolsight import sandbox
     sandbox.configure(size=max(1, min(concurrency, 16)))
+
+
+def _use_sandbox_backend(name: str) -> None:
+    from toolsight import sandbox
+
+    try:
+        sandbox.use_backend(name)
+    except ToolsightError as exc:
+        raise RunError(f"--sandbox: {exc}") from None
 
 
 def isolation(uses_sandbox: bool) -> dict[str, Any]:
