@@ -37,7 +37,8 @@ from _tasks import write_tasks
 
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 from toolsight.engine.options import RunOptions
-from toolsight.engine.runner import Runner, RunSummary
+from toolsight.engine.runner import Runner
+from toolsight.engine.summary import RunSummary
 from toolsight.engine.sweep import SweepRunner, expand, read_plan, write_sweep_file
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import Script, ScriptedServer

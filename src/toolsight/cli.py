@@ -531,7 +531,7 @@ def list_tools() -> None:
             out.print(f"[bold]{name}[/]: {desc}\n    {names}", highlight=False)
         except UnknownToolSet as exc:
             out.print(f"[bold]{name}[/]: unavailable ({exc})", highlight=False)
-    from toolsight.engine.runner import isolation
+    from toolsight.engine.manifest import isolation
 
     iso = isolation(True)
     out.print("sandbox isolation: " + json.dumps(iso), highlight=False)

@@ -23,7 +23,9 @@ from toolsight.api.progress import PlainProgress
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.calls.retry import CallStats
 from toolsight.engine.options import RunOptions
-from toolsight.engine.runner import RunError, Runner, RunSummary, load_for_run
+from toolsight.engine.rundir import RunError
+from toolsight.engine.runner import Runner, load_for_run
+from toolsight.engine.summary import RunSummary
 
 # soft_wrap: never hard-wrap at 80 columns (a pasted resume command must stay one line)
 err = Console(stderr=True, soft_wrap=True, highlight=False)

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from toolsight.api.engine import make_model
-from toolsight.engine.runner import RunSummary
+from toolsight.engine.summary import RunSummary
 from toolsight.engine.sweep import (
     RunOutcome,
     Sweep,

@@ -15,8 +15,9 @@ from enginekit import StepModel, say
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 from toolsight.calls.breaker import CircuitBreaker, StillDown
 from toolsight.engine.options import RunOptions
-from toolsight.engine.runner import Runner, RunStopped, RunSummary
+from toolsight.engine.runner import Runner
 from toolsight.engine.store import iter_records
+from toolsight.engine.summary import RunStopped, RunSummary
 from toolsight.errors import EXIT_ABORTED
 from toolsight.models.base import GenerateConfig, Message, ModelError, ModelOutput
 from toolsight.tools.base import ToolSpec

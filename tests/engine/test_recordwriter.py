@@ -12,8 +12,9 @@ from enginekit import StepModel, call, say
 
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 from toolsight.engine.options import RunOptions
-from toolsight.engine.runner import Runner, RunSummary
+from toolsight.engine.runner import Runner
 from toolsight.engine.store import RecordWriter
+from toolsight.engine.summary import RunSummary
 from toolsight.log.files import iter_latest_records, latest_status
 from toolsight.log.record import Record
 from toolsight.models.base import Message, ModelOutput

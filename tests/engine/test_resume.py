@@ -16,9 +16,10 @@ from enginekit import StepModel, say, write_png
 
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 from toolsight.engine.options import RunOptions
-from toolsight.engine.rundir import RunDirBusy, RunLock
-from toolsight.engine.runner import RunError, Runner, RunSummary
+from toolsight.engine.rundir import RunDirBusy, RunError, RunLock
+from toolsight.engine.runner import Runner
 from toolsight.engine.store import iter_records
+from toolsight.engine.summary import RunSummary
 from toolsight.log.files import iter_latest_records, latest_records, read_manifest
 from toolsight.metrics import compute_run_metrics
 from toolsight.models.base import GenerateConfig, Message, ModelError, ModelOutput

@@ -11,7 +11,8 @@ from enginekit import StepModel, call, say
 
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 from toolsight.engine.options import RunOptions
-from toolsight.engine.runner import RunError, Runner
+from toolsight.engine.rundir import RunError
+from toolsight.engine.runner import Runner
 from toolsight.engine.store import finished_ids, iter_records, read_manifest
 from toolsight.models.base import GenerateConfig, Message, ModelError
 from toolsight.tools.base import ToolSpec

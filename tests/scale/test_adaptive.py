@@ -20,7 +20,8 @@ from scalekit import dataset, jsonl
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 from toolsight.calls.limiter import LimiterPool
 from toolsight.engine.options import RunOptions
-from toolsight.engine.runner import LIMITS, Runner, RunSummary
+from toolsight.engine.runner import LIMITS, Runner
+from toolsight.engine.summary import RunSummary
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import Script, ScriptedServer
 

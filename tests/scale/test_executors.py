@@ -19,7 +19,8 @@ from toolsight.engine.executors import make_executor
 from toolsight.engine.executors.ray_executor import RayExecutor, count_outcome, write_artifacts
 from toolsight.engine.executors.worker import TaskOutcome, TaskWorker, WorkerConfig, collect_files
 from toolsight.engine.options import RunOptions
-from toolsight.engine.runner import RunError, RunSummary
+from toolsight.engine.rundir import RunError
+from toolsight.engine.summary import RunSummary
 from toolsight.log.record import Record
 from toolsight.models.scripted import Script, ScriptedServer
 from toolsight.tasks.dataset import task_hashes

@@ -9,7 +9,6 @@ with retries, the connection limit and the response cache.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from toolsight.agents.answer import extract_answer
@@ -19,7 +18,7 @@ from toolsight.agents.settings import AgentSettings
 from toolsight.agents.textproto import describe_tools, parse_tool_calls
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import (
-    GenerateConfig,
+    Generate,
     ImagePart,
     Message,
     Model,
@@ -30,8 +29,6 @@ from toolsight.models.base import (
 )
 from toolsight.tasks.schema import Task, Turn
 from toolsight.tools.base import Artifact, Toolbox, ToolSpec
-
-Generate = Callable[[list[Message], list[ToolSpec], GenerateConfig], Awaitable[ModelOutput]]
 
 
 @dataclass

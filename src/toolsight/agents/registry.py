@@ -9,7 +9,7 @@ entry-point group (`name = "package.module:factory"`). A factory is called as
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Protocol
@@ -17,11 +17,9 @@ from typing import Protocol
 from toolsight.agents.settings import AgentSettings
 from toolsight.errors import ToolsightError
 from toolsight.log.trajectory import Trajectory
-from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput
+from toolsight.models.base import Generate, Model
 from toolsight.tasks.schema import Task
-from toolsight.tools.base import Artifact, Toolbox, ToolSpec
-
-Generate = Callable[[list[Message], list[ToolSpec], GenerateConfig], Awaitable[ModelOutput]]
+from toolsight.tools.base import Artifact, Toolbox
 
 
 class Solver(Protocol):

@@ -30,10 +30,19 @@ from typing import Any
 
 from toolsight.agents.answer import extract_answer
 from toolsight.agents.images import fit_pixels
-from toolsight.agents.loop import Generate, TaskFailed, render_prompt
+from toolsight.agents.loop import TaskFailed, render_prompt
 from toolsight.agents.settings import AgentSettings
 from toolsight.log.trajectory import StageRecord, ToolCallRecord, Trajectory, TurnResult
-from toolsight.models.base import ImagePart, Message, Model, ModelError, ModelOutput, TextPart, ToolCall
+from toolsight.models.base import (
+    Generate,
+    ImagePart,
+    Message,
+    Model,
+    ModelError,
+    ModelOutput,
+    TextPart,
+    ToolCall,
+)
 from toolsight.tasks.schema import Task, Turn
 from toolsight.tools.base import Artifact, Toolbox
 

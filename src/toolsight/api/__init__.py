@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from toolsight.api.result import EvalResult
     from toolsight.calls.retry import CallStats
     from toolsight.engine.options import RunOptions
-    from toolsight.engine.runner import RunSummary
+    from toolsight.engine.summary import RunSummary
 
 # the engine is imported on first use: `toolsight --help` and `toolsight.api.env` stay light
 _LAZY = {

@@ -25,7 +25,9 @@ from toolsight.api.result import EvalResult
 from toolsight.benchmarks.registry import benchmark_names, get_benchmark
 from toolsight.calls.retry import CallStats
 from toolsight.engine.options import RunOptions
-from toolsight.engine.runner import RunError, Runner, RunStopped, RunSummary, load_for_run
+from toolsight.engine.rundir import RunError
+from toolsight.engine.runner import Runner, load_for_run
+from toolsight.engine.summary import RunStopped, RunSummary
 from toolsight.errors import ToolsightError
 from toolsight.models.base import Model
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolsight.engine.options import RunOptions
-from toolsight.engine.runner import RunSummary
+from toolsight.engine.summary import RunSummary
 from toolsight.errors import ToolsightError
 from toolsight.log.files import latest_records
 from toolsight.log.record import Record

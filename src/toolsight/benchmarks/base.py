@@ -18,12 +18,12 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from toolsight.agents.registry import Generate, Solver, make_agent
+from toolsight.agents.registry import Solver, make_agent
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.offline import Generator, StarterPart
 from toolsight.errors import ToolsightError
 from toolsight.log.modes import ScorerMode
-from toolsight.models.base import Model
+from toolsight.models.base import Generate, Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.schema import Task
 from toolsight.tasks.taskset import TaskSet

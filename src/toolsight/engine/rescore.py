@@ -82,7 +82,7 @@ def _wrap_judge(judge: Model, run_dir: Path, concurrency: int, use_cache: bool) 
     """The judge behind the runner's caller: connection limit, retries and the run's cache."""
     from toolsight.calls.cache import ResponseCache
     from toolsight.calls.retry import ModelCaller
-    from toolsight.engine.runner import CallerModel
+    from toolsight.calls.task import CallerModel
 
     cache = ResponseCache(run_dir / CACHE) if use_cache else None
     return CallerModel(ModelCaller(judge, max_connections=concurrency, cache=cache)), cache

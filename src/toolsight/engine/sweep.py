@@ -49,7 +49,8 @@ from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.benchmarks.generation import generate, get_kind, read_generated
 from toolsight.calls.limiter import LimiterPool
 from toolsight.engine.options import RunOptions
-from toolsight.engine.runner import Runner, RunStopped, RunSummary
+from toolsight.engine.runner import Runner
+from toolsight.engine.summary import RunStopped, RunSummary
 from toolsight.errors import (
     EXIT_ABORTED,
     EXIT_INTERRUPTED,

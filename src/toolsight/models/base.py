@@ -8,7 +8,7 @@ retry what is transient and fail the task on what is not.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -120,3 +120,8 @@ class Model(ABC):
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "tool_image_mode": self.tool_image_mode, "native_tools": self.native_tools}
+
+
+#: how an agent asks for one model reply: the model's own `generate`, or the runner's caller around it
+#: (connection limit, retries, the outage breaker, the cache, the per-call log)
+Generate = Callable[[list[Message], list[ToolSpec], GenerateConfig], Awaitable[ModelOutput]]

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolsight.agents.registry import Generate, Solver
+from toolsight.agents.registry import Solver
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark, LoadedTasks, ScorerFactory
 from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
@@ -34,7 +34,7 @@ from toolsight.benchmarks.phystoolbench.data import (
 )
 from toolsight.benchmarks.phystoolbench.loop import OfficialAgent
 from toolsight.log.modes import scorer_mode
-from toolsight.models.base import Model
+from toolsight.models.base import Generate, Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.schema import Task
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from PIL import Image
 
-from toolsight.agents.registry import Generate
 from toolsight.agents.settings import AgentSettings
 from toolsight.log.trajectory import Trajectory, TurnResult
-from toolsight.models.base import ImagePart, Message, Model, ModelError, TextPart
+from toolsight.models.base import Generate, ImagePart, Message, Model, ModelError, TextPart
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Artifact, Toolbox
 

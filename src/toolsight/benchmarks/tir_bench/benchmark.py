@@ -18,13 +18,13 @@ from typing import Any
 
 from pydantic import Field
 
-from toolsight.agents.registry import Generate, Solver
+from toolsight.agents.registry import Solver
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, BenchmarkOptions, LoadedTasks, ScorerFactory
 from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
 from toolsight.benchmarks.tir_bench.data import SETTINGS, TirBenchError, load_tir_bench
 from toolsight.log.modes import scorer_mode as check_mode
-from toolsight.models.base import Model
+from toolsight.models.base import Generate, Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.dataset import DatasetError, load_dataset
 from toolsight.tasks.schema import Task

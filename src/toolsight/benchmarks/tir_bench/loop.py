@@ -25,10 +25,18 @@ import time
 from typing import Any
 
 from toolsight.agents.loop import Agent, TaskFailed
-from toolsight.agents.registry import Generate
 from toolsight.agents.settings import AgentSettings
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
-from toolsight.models.base import GenerateConfig, ImagePart, Message, Model, ModelError, TextPart, Usage
+from toolsight.models.base import (
+    Generate,
+    GenerateConfig,
+    ImagePart,
+    Message,
+    Model,
+    ModelError,
+    TextPart,
+    Usage,
+)
 from toolsight.tasks.schema import Task, Turn
 from toolsight.tools.base import Artifact, Toolbox
 

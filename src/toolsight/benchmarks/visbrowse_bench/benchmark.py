@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from toolsight.agents.registry import Generate, Solver, make_agent
+from toolsight.agents.registry import Solver, make_agent
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark, LoadedTasks, ScorerFactory
 from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
@@ -27,7 +27,7 @@ from toolsight.benchmarks.visbrowse_bench.data import (
 )
 from toolsight.benchmarks.visbrowse_bench.prompts import INPUT_PROMPT, SYSTEM_PROMPT
 from toolsight.log.modes import scorer_mode as check_mode
-from toolsight.models.base import GenerateConfig, Model
+from toolsight.models.base import Generate, GenerateConfig, Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.dataset import DatasetError, load_dataset
 from toolsight.tasks.schema import Task

@@ -31,10 +31,19 @@ from pathlib import Path
 from typing import Any
 
 from toolsight.agents.answer import extract_answer
-from toolsight.agents.loop import Generate, TaskFailed
+from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
-from toolsight.models.base import ImagePart, Message, Model, ModelError, ModelOutput, TextPart, ToolCall
+from toolsight.models.base import (
+    Generate,
+    ImagePart,
+    Message,
+    Model,
+    ModelError,
+    ModelOutput,
+    TextPart,
+    ToolCall,
+)
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Artifact, Toolbox, ToolResult
 from toolsight.web import maybe_session

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from toolsight.agents.registry import Generate, Solver, make_agent
+from toolsight.agents.registry import Solver, make_agent
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark, LoadedTasks, ScorerFactory
 from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
@@ -27,7 +27,7 @@ from toolsight.benchmarks.visualtoolbench import data as D
 from toolsight.benchmarks.visualtoolbench import prompts as P
 from toolsight.benchmarks.visualtoolbench.taxonomy import CATEGORY_VOCABULARY
 from toolsight.log.modes import scorer_mode as check_mode
-from toolsight.models.base import GenerateConfig, Model
+from toolsight.models.base import Generate, GenerateConfig, Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Tool

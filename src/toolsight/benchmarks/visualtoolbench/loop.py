@@ -32,7 +32,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from toolsight.agents.loop import Generate, TaskFailed
+from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.visualtoolbench import prompts as P
 from toolsight.benchmarks.visualtoolbench.tools import (
@@ -43,7 +43,16 @@ from toolsight.benchmarks.visualtoolbench.tools import (
     start_turn,
 )
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
-from toolsight.models.base import ImagePart, Message, Model, ModelError, ModelOutput, TextPart, ToolCall
+from toolsight.models.base import (
+    Generate,
+    ImagePart,
+    Message,
+    Model,
+    ModelError,
+    ModelOutput,
+    TextPart,
+    ToolCall,
+)
 from toolsight.tasks.schema import Task, Turn
 from toolsight.tools.base import Artifact, Toolbox, ToolSpec
 

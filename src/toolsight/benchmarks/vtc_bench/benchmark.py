@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolsight.agents.registry import Generate, Solver
+from toolsight.agents.registry import Solver
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark, LoadedTasks, ScorerFactory
 from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
@@ -24,7 +24,7 @@ from toolsight.benchmarks.vtc_bench.data import (
 from toolsight.benchmarks.vtc_bench.settings import DEFAULT_SETTING, SETTINGS, to_agent_settings
 from toolsight.benchmarks.vtc_bench.taxonomy import CATEGORY_ORDER, TOOL_GROUP_VOCABULARY
 from toolsight.log.modes import scorer_mode as check_mode
-from toolsight.models.base import Model
+from toolsight.models.base import Generate, Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Tool

@@ -39,7 +39,6 @@ from typing import Any
 from PIL import Image
 
 from toolsight.agents.loop import TaskFailed
-from toolsight.agents.registry import Generate
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.vtc_bench import prompts as P
 from toolsight.benchmarks.vtc_bench.profiles import DriverProfile
@@ -63,6 +62,7 @@ from toolsight.benchmarks.vtc_bench.tools.code import FILES_KEY, MODEL_KEY
 from toolsight.benchmarks.vtc_bench.tools.interface import HINT_KEY, inside
 from toolsight.log.trajectory import ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import (
+    Generate,
     GenerateConfig,
     ImagePart,
     Message,

@@ -7,7 +7,8 @@ directory itself; an executor only decides where the plan's tasks run, and write
 from __future__ import annotations
 
 from toolsight.engine.options import RunOptions
-from toolsight.engine.runner import RunError, TaskExecutor
+from toolsight.engine.rundir import RunError
+from toolsight.engine.runner import TaskExecutor
 
 EXECUTORS = ("local", "ray")
 

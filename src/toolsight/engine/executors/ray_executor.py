@@ -38,8 +38,12 @@ from typing import Any
 
 from toolsight.calls.limiter import endpoint_key
 from toolsight.engine.executors.worker import TaskOutcome, TaskWorker, WorkerConfig
-from toolsight.engine.runner import LIMITS, Plan, RunError, Runner, RunStopped, RunSummary, disk_full
+from toolsight.engine.plan import Plan
+from toolsight.engine.rundir import RunError
+from toolsight.engine.runner import LIMITS, Runner
 from toolsight.engine.store import RecordWriter, artifact_dir, is_disk_full
+from toolsight.engine.summary import RunStopped, RunSummary
+from toolsight.engine.task import disk_full
 from toolsight.errors import RunAborted, ToolsightError
 
 #: environment variables a worker needs to reach the model (passed in the actors' runtime env)
@@ -200,7 +204,7 @@ class RayExecutor:
         config = WorkerConfig(opts=_portable(runner), run_dir=str(runner.run_dir), concurrency=per_worker,
                               max_connections=max(1, math.ceil(runner.opts.model.max_connections / n)))
         driver = _Driver(self, runner, ray, writer, summary, todo, config, per_worker, plan.new_run)
-        runner._emit(f"ray: {n} worker(s), {per_worker} task(s) at once each")
+        runner.emit(f"ray: {n} worker(s), {per_worker} task(s) at once each")
         try:
             await driver.run(n, self.max_replacements if self.max_replacements is not None else 2 * n)
         except asyncio.CancelledError:
@@ -296,7 +300,7 @@ class _Driver:
                 info = {**self.ex.describe(), "workers": len(self.workers), "nodes": sorted(self.ex.nodes)}
                 if self.isolation:
                     info["isolation"] = self.isolation
-                self.runner._record_backend("executor", info)
+                self.runner.record_backend("executor", info)
 
     async def _life(self, index: int) -> None:
         await self._drive(await self._spawn(index))
@@ -312,7 +316,7 @@ class _Driver:
             for d in done:
                 exc = d.exception()
                 if isinstance(exc, RunAborted):  # a worker could not start: the others go on
-                    self.runner._emit(f"ray: {exc}")
+                    self.runner.emit(f"ray: {exc}")
                     await self._give_up_if_none_left(exc)
                     continue
                 if exc is not None and not isinstance(exc, _Lost):
@@ -325,7 +329,7 @@ class _Driver:
                         "resume to run them"))
                     continue
                 replacements -= 1
-                self.runner._emit(f"ray: starting a replacement worker ({len(self.todo)} task(s) queued)")
+                self.runner.emit(f"ray: starting a replacement worker ({len(self.todo)} task(s) queued)")
                 drivers.add(asyncio.create_task(self._life(index), name=f"toolsight-ray-{index}"))
                 index += 1
             if self.stop is not None or not (self.todo or self.inflight):
@@ -363,8 +367,8 @@ class _Driver:
         if isinstance(iso, dict) and node not in self.isolation:
             self.isolation[node] = iso
             for warning in iso.get("warnings") or []:
-                self.runner._emit(f"ray: node {node[:12]}: sandbox: {warning}")
-        self.runner._emit(f"ray: worker {info.get('worker')} (pid {info.get('pid')}) started on node "
+                self.runner.emit(f"ray: node {node[:12]}: sandbox: {warning}")
+        self.runner.emit(f"ray: worker {info.get('worker')} (pid {info.get('pid')}) started on node "
                           f"{str(info.get('node'))[:12]}")
         return w
 
@@ -426,7 +430,7 @@ class _Driver:
             if w.alive:
                 w.alive = False
                 self.ex.lost += 1
-                self.runner._emit(f"ray: worker {w.info.get('worker', w.index)} lost ({_first_line(exc)})")
+                self.runner.emit(f"ray: worker {w.info.get('worker', w.index)} lost ({_first_line(exc)})")
                 with contextlib.suppress(Exception):
                     self.ray.kill(w.handle)
             self.inflight.pop(unit, None)

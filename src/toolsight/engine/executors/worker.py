@@ -27,9 +27,12 @@ from pydantic import BaseModel, ConfigDict
 
 from toolsight.calls.limiter import LimitChange
 from toolsight.calls.retry import ModelCaller
+from toolsight.calls.task import CallerModel
+from toolsight.engine.manifest import isolation
 from toolsight.engine.options import RunOptions
-from toolsight.engine.runner import CallerModel, Runner, _size_sandbox, isolation, load_for_run, record_counts
+from toolsight.engine.runner import Runner, _size_sandbox, load_for_run
 from toolsight.engine.store import artifact_dir, record_line
+from toolsight.engine.summary import record_counts
 from toolsight.errors import EXIT_ABORTED, RunAborted
 from toolsight.scoring.base import ScoreContext
 from toolsight.tasks.dataset import task_hashes
@@ -139,7 +142,7 @@ class TaskWorker:
                                                    "content than the driver (the data differs between nodes)")
             self.runner.task_hashes[task_id] = task_hash
         try:
-            rec = await self.runner._run_task(task, self.caller, self.ctx, epoch)
+            rec = await self.runner.tasks.run(task, self.caller, self.ctx, epoch)
         except RunAborted as exc:
             return self._abort(task_id, epoch, str(exc), exc.exit_code)
         ws = artifact_dir(self.scratch_run, task_id, epoch)

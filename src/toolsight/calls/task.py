@@ -1,0 +1,65 @@
+"""The calls of one task: the `generate` an agent gets (`TaskCalls`: the run's `ModelCaller`, or a
+baseline's own generate, with every call's finish reason, retries and timing logged for the
+trajectory) and `CallerModel` (a `Model` whose generate goes through a `ModelCaller`, for judges)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from toolsight.calls.retry import CallFailed, CallInfo, ModelCaller
+from toolsight.log.toolspec import ToolSpec
+from toolsight.log.trajectory import ModelCallRecord
+from toolsight.models.base import Generate, GenerateConfig, Message, Model, ModelError, ModelOutput
+
+
+class CallerModel(Model):
+    """A Model whose generate goes through a ModelCaller (limit, retries, cache) — for judges."""
+
+    def __init__(self, caller: ModelCaller) -> None:
+        super().__init__(caller.model.name)
+        self.caller = caller
+
+    async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+        return await self.caller(messages, tools, config)
+
+
+class TaskCalls:
+    """The `generate` one task's agent gets: the run's ModelCaller (or a baseline's own generate),
+    with every call's finish reason, retries and timing logged for the trajectory."""
+
+    def __init__(self, caller: ModelCaller | None, generate: Generate, cache_salt: str = "") -> None:
+        self.caller = caller
+        self.generate = generate
+        self.log: list[ModelCallRecord] = []
+        # epoch N > 1 of a task must not replay epoch 1's cached replies (that would hide the variance
+        # epochs measure); a resumed epoch still finds its own
+        self.cache_salt = cache_salt
+
+    async def call_raw(self, fn: Callable[[], Awaitable[Any]]) -> Any:
+        """A raw provider call an official loop built itself, under the run's limit, retries and breaker."""
+        if self.caller is None:
+            return await fn()
+        return await self.caller.call_raw(fn)
+
+    async def __call__(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+        t0 = time.monotonic()
+        index = len(self.log)
+        try:
+            if self.caller is not None:
+                out, info = (await self.caller.call(messages, tools, config, cache_salt=self.cache_salt)
+                             if self.cache_salt else await self.caller.call(messages, tools, config))
+            else:
+                out, info = await self.generate(messages, tools, config), CallInfo()
+        except ModelError as exc:
+            failed = exc.info if isinstance(exc, CallFailed) else CallInfo()
+            self.log.append(ModelCallRecord(index=index, retries=failed.retries, waited_s=round(failed.waited_s, 3),
+                                            duration_s=round(time.monotonic() - t0, 4), error=str(exc)))
+            raise
+        self.log.append(ModelCallRecord(
+            index=index, finish_reason=out.finish_reason, retries=info.retries, cached=out.cached or info.cached,
+            duration_s=round(time.monotonic() - t0, 4), waited_s=round(info.waited_s, 3),
+            input_tokens=out.usage.input_tokens, output_tokens=out.usage.output_tokens,
+        ))
+        return out
