@@ -35,8 +35,9 @@ def _pip_install(source: Path, target: Path) -> str | None:
                               capture_output=True, text=True, timeout=300)
         if proc.returncode == 0:
             return None
-        tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
-        failures.append(f"pip install {' '.join(isolation) or '(build isolation)'}: {tail}")
+        said = [ln.strip(" |│╰─>") for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
+        errors = [ln for ln in said if "error:" in ln.lower()] or said
+        failures.append(f"pip install {' '.join(isolation) or '(build isolation)'}: {' | '.join(errors[-2:])}")
     return "; ".join(failures)
 
 
