@@ -34,7 +34,7 @@ run: $(STAMP)
 	$(VENV)/bin/toolsight run starter --model reference
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests $(wildcard bench)
+	$(VENV)/bin/ruff check src tests $(wildcard bench) examples
 	$(VENV)/bin/lint-imports
 
 # src strictly; then the tests, one folder per run (see [tool.mypy] in pyproject.toml for why and
@@ -46,6 +46,7 @@ typecheck: $(STAMP)
 	@set -e; for d in tests/*/; do \
 		if ls $$d*.py >/dev/null 2>&1; then echo "mypy $$d"; $(VENV)/bin/mypy $(MYPY_TEST_FLAGS) $$d; fi; \
 	done
+	cd examples/plugin-benchmark && MYPYPATH=$(CURDIR)/src $(abspath $(VENV))/bin/mypy  # its own [tool.mypy]
 
 pytest: $(STAMP) system-deps
 	@$(VENV)/bin/pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo 'no tests collected'; exit 0; fi; exit $$rc
