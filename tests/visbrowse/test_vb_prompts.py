@@ -15,13 +15,12 @@ from pathlib import Path
 from vbkit import ScriptModel, run_task, say
 
 from sharedfiles import shared_file
-from toolsight.benchmarks.visbrowse_bench.benchmark import visbrowse_settings
+from toolsight.benchmarks.visbrowse_bench.benchmark import TOOLSETS, visbrowse_settings
 from toolsight.benchmarks.visbrowse_bench.data import load_visbrowse
 from toolsight.benchmarks.visbrowse_bench.loop import MUST_ANSWER, render_input
-from toolsight.benchmarks.visbrowse_bench.prompts import INPUT_PROMPT, SYSTEM_PROMPT
+from toolsight.benchmarks.visbrowse_bench.prompts import EXTRACTOR_PROMPT, INPUT_PROMPT, SYSTEM_PROMPT
 from toolsight.models.openai_provider import to_wire, tools_to_wire
 from toolsight.tools.registry import build_tools
-from toolsight.web.summarise import EXTRACTOR_PROMPT
 
 REF_SHA = {
     "SYSTEM_PROMPT": "6524121736b2e2c76c1b5fb7956c5d29e4c780b52cacf42a8cd3be8bbbc57c26",
@@ -39,7 +38,7 @@ def test_prompts_and_tool_schemas_are_the_references() -> None:
     assert _sha(SYSTEM_PROMPT) == REF_SHA["SYSTEM_PROMPT"]
     assert _sha(INPUT_PROMPT) == REF_SHA["INPUT_PROMPT"]
     assert _sha(EXTRACTOR_PROMPT) == REF_SHA["EXTRACTOR_PROMPT"]
-    tools = tools_to_wire([t.spec() for t in build_tools(["browse"])])
+    tools = tools_to_wire([t.spec() for t in build_tools(visbrowse_settings()["+IS"].tools, TOOLSETS)])
     assert [t["function"]["name"] for t in tools] == ["text_search", "reverse_image_search", "visit", "image_search",
                                                      "image_crop"]
     assert _sha(json.dumps(tools, sort_keys=True)) == REF_SHA["tools"]
@@ -59,8 +58,13 @@ def test_paper_prompts_differ_only_where_documented() -> None:
 def test_settings_match_the_paper_and_the_reference_loop() -> None:
     s = visbrowse_settings()
     assert list(s) == ["direct", "+TS", "+IS"]
-    assert [t.name for t in build_tools(s["+TS"].tools)] == ["text_search", "visit"]
-    assert len(build_tools(s["+IS"].tools)) == 5 and s["direct"].tools == []
+    assert [t.name for t in build_tools(s["+TS"].tools, TOOLSETS)] == ["text_search", "visit"]
+    assert len(build_tools(s["+IS"].tools, TOOLSETS)) == 5 and s["direct"].tools == []
+    # this benchmark's sets are the generic browse tools with the reference's texts (same arguments)
+    generic = {t.name: t for t in build_tools(["browse"])}
+    for t in build_tools(s["+IS"].tools, TOOLSETS):
+        assert type(t) is type(generic[t.name]) and t.description != generic[t.name].description
+        assert t.parameters["properties"].keys() == generic[t.name].parameters["properties"].keys()
     for v in s.values():
         assert v.loop == "official" and v.max_rounds == 15 and v.generate.temperature == 1.0
         assert v.system_prompt == SYSTEM_PROMPT and v.user_template == INPUT_PROMPT

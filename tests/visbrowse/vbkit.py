@@ -9,6 +9,7 @@ from typing import Any
 
 from toolsight.agents.loop import register_inputs
 from toolsight.agents.settings import AgentSettings
+from toolsight.benchmarks.visbrowse_bench.benchmark import TOOLSETS
 from toolsight.benchmarks.visbrowse_bench.loop import VisBrowseAgent
 from toolsight.log.trajectory import Trajectory
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolCall, Usage
@@ -56,7 +57,7 @@ class ScriptModel(Model):
 async def run_task(task: Task, root: Path, model: Model, settings: AgentSettings, corpus: Path,
                    work: Path) -> Trajectory:
     store = ArtifactStore(work / task.id)
-    box = Toolbox(build_tools(settings.tools), store, task.id)
+    box = Toolbox(build_tools(settings.tools, TOOLSETS), store, task.id)
     inputs = register_inputs(task, root, box)
     agent = VisBrowseAgent(model, settings, model.generate, official=settings.loop == "official")
     server = LocalServer(corpus)

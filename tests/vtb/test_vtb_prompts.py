@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.benchmarks.visualtoolbench import prompts as P
+from toolsight.tools.registry import build_tools
 
 # Paper App. C.2, "System Prompt (Strong)", one line per sentence as printed.
 PAPER_STRONG = [
@@ -41,9 +42,16 @@ def test_settings() -> None:
     assert s["no-vision-tool"].system_prompt == P.SYSTEM_HIGH and s["no-tools"].system_prompt is None
     assert all(x.loop == "official" and x.history == "gold" and x.max_tool_calls == 20 for x in s.values())
     web = ["web_search", "browser_get_page_text", "historical_weather"]
-    assert s["strong"].tools == s["weak"].tools == ["python_image_processing", "vtb_python_interpreter", "calculator",
-                                                    *web]
-    assert s["no-vision-tool"].tools == ["vtb_python_interpreter", "calculator", *web] and s["no-tools"].tools == []
+    assert s["strong"].tools == s["weak"].tools == ["vtb_python_image_processing", "vtb_python_interpreter",
+                                                    "vtb_calculator", *web]
+    assert s["no-vision-tool"].tools == ["vtb_python_interpreter", "vtb_calculator", *web] and s["no-tools"].tools == []
+    # the benchmark's own sets: the generic tools under their names, with the paper's texts (App. D.4)
+    tools = {t.name: t for t in build_tools(s["strong"].tools, b.toolsets())}
+    assert list(tools)[:3] == ["python_image_processing", "python_interpreter", "calculator"]
+    assert tools["python_image_processing"].description == P.PAPER_IMAGE_DESCRIPTION
+    assert tools["python_interpreter"].description.startswith(P.PAPER_INTERPRETER_INTRO + "    • numpy\n")
+    assert (tools["calculator"].description, tools["calculator"].parameters) == (P.CALCULATOR_DESCRIPTION,
+                                                                                 P.CALCULATOR_PARAMETERS)
     assert s["strong"].tool_image_note.format(call_id="call_1") == \
         "Here are the transformed images from the tool call call_1."
 

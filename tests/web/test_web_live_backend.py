@@ -10,8 +10,11 @@ from typing import Any
 
 from webkit import FakeWeb, call, opened, picture, png, toolbox
 
+from toolsight.benchmarks.visbrowse_bench.tools import reference_tools
+from toolsight.tools.base import ArtifactStore, Toolbox
 from toolsight.web import WebSession
 from toolsight.web.live import LiveBackend
+from toolsight.web.summarise import GOAL_SUMMARY_PROMPT
 
 ORGANIC = [
     {"title": "Gull Rock Lighthouse - Wikipedia", "link": "https://en.example.org/wiki/Gull_Rock",
@@ -107,6 +110,7 @@ def test_reverse_search_request_and_the_reference_quirks(tmp_path: Path) -> None
 
 
 def test_visit_reads_through_jina_and_summarises_with_the_extractor_prompt(tmp_path: Path) -> None:
+    """VisBrowse-Bench's visit (its own tool set) sends the reference's extractor prompt."""
     prompts: list[str] = []
     replies = iter(["", "ok", 'Sure! {"rational": "r", "evidence": ["lit in 1857"], "summary": "It was lit in 1857."}'])
 
@@ -117,7 +121,8 @@ def test_visit_reads_through_jina_and_summarises_with_the_extractor_prompt(tmp_p
     async def go(fw: FakeWeb) -> str:
         s = WebSession("live", LiveBackend(env=fw.env()), summarizer=complete, summarizer_name="test/summ")
         async with opened(s):
-            return (await call(toolbox(tmp_path), "visit", url="https://lights.example.org/gull", goal="year lit")).text
+            box = Toolbox(reference_tools(), ArtifactStore(tmp_path / "t"), "t")
+            return (await call(box, "visit", url="https://lights.example.org/gull", goal="year lit")).text
 
     with FakeWeb(jina_text=lambda u: "Title: Gull\n\nURL Source: x\n\nMarkdown Content:\n" + "lit in 1857. " * 20) as fw:
         text = asyncio.run(go(fw))
@@ -139,6 +144,26 @@ def test_visit_reads_through_jina_and_summarises_with_the_extractor_prompt(tmp_p
                                '"rational", "evidence", "summary" feilds**\n')
     assert text == ("The useful information in https://lights.example.org/gull for user goal year lit as follows: "
                     "\n\nEvidence in page: \n['lit in 1857']\n\nSummary: \nIt was lit in 1857.")
+
+
+def test_the_generic_visit_summarises_with_its_own_prompt(tmp_path: Path) -> None:
+    prompts: list[str] = []
+
+    async def complete(prompt: str, attempt: int) -> str:
+        prompts.append(prompt)
+        return '{"evidence": "lit in 1857", "summary": "It was lit in 1857."}'
+
+    async def go(fw: FakeWeb) -> str:
+        s = WebSession("live", LiveBackend(env=fw.env()), summarizer=complete, summarizer_name="test/summ")
+        async with opened(s):
+            return (await call(toolbox(tmp_path), "visit", url="https://lights.example.org/gull", goal="year lit")).text
+
+    with FakeWeb(jina_text=lambda u: "Title: Gull\n\nMarkdown Content:\nlit in 1857.") as fw:
+        text = asyncio.run(go(fw))
+    assert prompts == [GOAL_SUMMARY_PROMPT.format(webpage_content="Title: Gull\n\nMarkdown Content:\nlit in 1857.",
+                                                  goal="year lit")]
+    assert "Please process" not in prompts[0]
+    assert text.endswith("Evidence in page: \nlit in 1857\n\nSummary: \nIt was lit in 1857.")
 
 
 def test_summariser_without_json_gives_the_reference_failure_frame(tmp_path: Path) -> None:

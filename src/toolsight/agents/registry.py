@@ -73,7 +73,7 @@ def _load() -> None:
         return
     _loaded = True
     register_agent("default", _default, "the tool loop: model and tools alternate until an answer or a cap")
-    register_agent("vcr", _vcr, "Vision-Centric Reasoning (PhysToolBench): global analysis, detection terms, "
+    register_agent("vcr", _vcr, "Vision-Centric Reasoning: global analysis, detection terms, "
                    "detect_and_crop_objects, parallel per-crop analysis, integration", toolsets=("detect",))
     for ep in entry_points(group="toolsight.agents"):
         register_agent(ep.name, ep.load(), f"from {ep.value}")

@@ -322,8 +322,8 @@ def error_category_table(metrics: Sequence[RunMetrics]) -> Table | None:
         return None
     t = Table("Error categories % (failed tasks)", ["Model", "Setting"], [Column("Classified"),
               *[Column(c, 0, True) for c in cats]],
-              note="Share of the classified failed tasks per category (an optional judge analysis: "
-                   "`toolsight score RUN --scorer visualtoolbench-errors --judge MODEL`).")
+              note="Share of the classified failed tasks per category (an optional judge analysis: a scorer "
+                   "that classifies failures, `toolsight score RUN --scorer NAME --judge MODEL`).")
     for m in metrics:
         tot = sum(m.error_categories.values())
         cells = [Cell(float(tot), str(tot))]

@@ -41,8 +41,10 @@ Mode = ScorerMode
 OFFICIAL_ATTEMPTS = 3
 OFFICIAL_FAILED_REPLY = '{"explanation": "Failed to get judge result", "judge_result": "Not Met"}'
 
-# Verbatim body of the f-string in LLM_Judge.LLMasJudge (single- and multi-turn scripts are identical).
-VTB_JUDGE_TEMPLATE = (
+#: The rubric judge prompt: the VisualToolBench judge's, verbatim (the body of the f-string in
+#: `LLM_Judge.LLMasJudge`; its single- and multi-turn scripts are identical). A good general rubric prompt,
+#: and the one its official scorer must send byte for byte, so it is the default for every rubric scorer.
+RUBRIC_JUDGE_TEMPLATE = (
     '\n'
     "        You are an expert evaluator tasked with judging whether a model's answer meets a specific rubric criterion.  \n"
     '        You will be provided with:  \n'
@@ -81,9 +83,9 @@ VTB_JUDGE_TEMPLATE = (
 
 
 def judge_prompt(question: str, golden_answer: str, rubric: str, model_answer: str) -> str:
-    """The VisualToolBench judge prompt for one rubric."""
-    return VTB_JUDGE_TEMPLATE.format(question=question, golden_answer=golden_answer,
-                                     rubric_criteria=rubric, model_answer=model_answer)
+    """The rubric judge prompt (`RUBRIC_JUDGE_TEMPLATE`) for one rubric."""
+    return RUBRIC_JUDGE_TEMPLATE.format(question=question, golden_answer=golden_answer,
+                                        rubric_criteria=rubric, model_answer=model_answer)
 
 
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")

@@ -1,4 +1,4 @@
-"""The `calculator` tool (VisualToolBench schema): arithmetic over an AST allowlist, never `eval`.
+"""The `calculator` tool: arithmetic over an AST allowlist, never `eval`.
 
 Supports + - * / // % and ^ (power; ** too), sqrt sin cos tan log exp, parentheses, and the names pi
 and e. `×`, `÷` and `−` are accepted as *, / and -. Only numbers, those names and functions, and
@@ -20,15 +20,14 @@ from toolsight.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 MAX_EXPRESSION_CHARS = 1000
 
-# VisualToolBench App. D.4, calculator
 DESCRIPTION = (
-    "A calculator tool that can perform basic arithmetic operations including +, -, *, /, %, ^, sqrt, sin, cos, "
-    "tan, log, exp, and parentheses."
+    "Evaluate an arithmetic expression: + - * / // %, ^ or ** for powers, sqrt, sin, cos, tan, log, exp, "
+    "the constants pi and e, and parentheses."
 )
 PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "expression": {"type": "string", "description": "The expression to evaluate, e.g. \"2 * 3.14 * 5\"."},
+        "expression": {"type": "string", "description": "The expression, e.g. \"(12.5 - 4) * 3 ^ 2\"."},
     },
     "required": ["expression"],
 }
@@ -142,10 +141,10 @@ def format_number(val: float | int) -> str:
 
 
 class Calculator(Tool):
-    """The VisualToolBench calculator."""
+    """The calculator; a benchmark may show it with its own description and schema texts (same arguments)."""
 
-    def __init__(self) -> None:
-        super().__init__("calculator", DESCRIPTION, PARAMETERS)
+    def __init__(self, description: str = DESCRIPTION, parameters: dict[str, Any] | None = None) -> None:
+        super().__init__("calculator", description, parameters or PARAMETERS)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         extra = sorted(set(args) - {"expression"})

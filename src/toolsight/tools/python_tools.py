@@ -1,15 +1,17 @@
 """The code tools: `python_image_processing` and `python_interpreter`, both run in the sandbox.
 
-`python_image_processing` follows the VisualToolBench contract (paper App. D.4): its description
-lists the task's image files; the code reads one, may use PIL, NumPy or OpenCV, and must save
-`transformed_image_{i}.png` (i counts up per task). New images are harvested with count, size and
-pixel caps and become Artifacts whose parents are the input images the code actually opened (seen
-by the sandbox server through inotify). `python_interpreter` runs general Python, stateless by
-default or stateful (one long-lived sandboxed interpreter per task). `python_kernel` is a stateful
-IPython kernel in the sandbox (Jupyter-style outputs; displayed images become Artifacts). Each call's
-trace (`extra`) records the code, files read and written, duration, exit status and the limit that
-ended it, and which sandbox backend ran it. All of them reach the sandbox through its interface
-(`sandbox.start`, `sandbox.open_kernel`), so they run on the backend in force (`sandbox.use_backend`).
+`python_image_processing` takes the contract of VisualToolBench's vision tool (paper App. D.4): its
+description lists the task's image files; the code reads one, may use PIL, NumPy or OpenCV, and must
+save `transformed_image_{i}.png` (i counts up per task). The descriptions here are toolsight's; a
+benchmark that shows its paper's wording passes its own (`description=`) in a set it declares. New
+images are harvested with count, size and pixel caps and become Artifacts whose parents are the input
+images the code actually opened (seen by the sandbox server through inotify). `python_interpreter`
+runs general Python, stateless by default or stateful (one long-lived sandboxed interpreter per task).
+`python_kernel` is a stateful IPython kernel in the sandbox (Jupyter-style outputs; displayed images
+become Artifacts). Each call's trace (`extra`) records the code, files read and written, duration,
+exit status, the limit that ended it and which sandbox backend ran it. All of them reach the sandbox
+through its interface (`sandbox.start`, `sandbox.open_kernel`), so they run on the backend in force
+(`sandbox.use_backend`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import importlib.util
 import io
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,31 +56,33 @@ CODE_SCHEMA: dict[str, Any] = {
     "required": ["code"],
 }
 
-# VisualToolBench App. D.4, python_image_processing (placeholders filled per task).
+#: python_image_processing's description; `{image_list}` and `{processed_image_save_path}` are filled per task
 IMAGE_DESCRIPTION = (
-    "Generate arbitrary Python code for image manipulation and save the transformed image as PNG.\n"
-    "--Read one source image (your choice) from the working-directory file list: {image_list}.\n"
-    "--Perform any image processing with PIL, NumPy, or OpenCV. You cannot use matplotlib to show the image.\n"
-    "--You **must** save** the transformed image as PNG to {processed_image_save_path} using the filename pattern\n"
-    "\"transformed_image_i.png\", where the counter **i starts at 0 and increments on each invocation**\n"
-    "so files are never overwritten. Example:\n"
+    "Run Python code that transforms an image and saves the result as PNG.\n"
+    "- Read a source image from the working folder's file list: {image_list}.\n"
+    "- Process it with PIL, NumPy or OpenCV (matplotlib cannot display images here).\n"
+    "- Save each result as PNG in {processed_image_save_path}, named \"transformed_image_i.png\", where i "
+    "starts at 0 and goes up by one on every call so no file is overwritten; you will see the saved images. "
+    "Example:\n"
     "    img.save(f\"{processed_image_save_path}/transformed_image_{{i}}.png\", \"PNG\")\n"
 )
 
-# VisualToolBench App. D.4, python_interpreter; the package list keeps only what is installed here.
-VTB_PACKAGES = [
-    ("numpy", "numpy"), ("pandas", "pandas"), ("requests", "requests"), ("scipy", "scipy"),
-    ("scikit-learn", "sklearn"), ("sympy", "sympy"), ("tabulate", "tabulate"), ("beautifulsoup4", "bs4"),
-    ("yfinance", "yfinance"),
+#: the packages python_interpreter's description lists (name shown, import name), when installed
+INTERPRETER_PACKAGES = [
+    ("numpy", "numpy"), ("pandas", "pandas"), ("scipy", "scipy"), ("scikit-learn", "sklearn"), ("sympy", "sympy"),
+    ("opencv-python (cv2)", "cv2"), ("Pillow (PIL)", "PIL"), ("matplotlib", "matplotlib"),
 ]
 
 
+def installed(packages: Sequence[tuple[str, str]]) -> list[str]:
+    """The names of the (name, import name) packages that can be imported here, in their order."""
+    return [name for name, mod in packages if importlib.util.find_spec(mod) is not None]
+
+
 def _interpreter_description() -> str:
-    pkgs = [name for name, mod in VTB_PACKAGES if importlib.util.find_spec(mod) is not None]
     return (
-        "General-purpose Python interpreter. Run arbitrary Python code and capture stdout via print(). "
-        "Any exceptions are returned in stderr.\n\n"
-        "Pre-installed packages:\n" + "\n".join(f"    • {p}" for p in pkgs)
+        "Run Python code and return what it prints (stdout) and any error (stderr).\n\n"
+        "Pre-installed packages:\n" + "\n".join(f"- {p}" for p in installed(INTERPRETER_PACKAGES))
     )
 
 
@@ -122,11 +127,14 @@ def _protect(ctx: ToolContext) -> None:
 
 
 class PythonImageProcessing(Tool):
-    """VisualToolBench's vision tool, executed in the sandbox."""
+    """Model-written image code in the sandbox that saves `transformed_image_<i>.png` files.
+
+    `description` may hold `{image_list}` and `{processed_image_save_path}`, filled per task.
+    """
 
     def __init__(self, limits: Limits | None = None, max_images: int = 8, max_file_mb: int = 20,
-                 max_pixels: int = 40_000_000) -> None:
-        super().__init__(IMAGE_TOOL, IMAGE_DESCRIPTION, CODE_SCHEMA)
+                 max_pixels: int = 40_000_000, description: str = IMAGE_DESCRIPTION) -> None:
+        super().__init__(IMAGE_TOOL, description, CODE_SCHEMA)
         self.limits = limits or Limits()
         self.max_images = max_images
         self.max_file_bytes = max_file_mb << 20
@@ -135,8 +143,8 @@ class PythonImageProcessing(Tool):
     def spec(self, ctx: ToolContext | None = None) -> ToolSpec:
         names = image_list(ctx) if ctx is not None else ["<the task's image files>"]
         save = str(ctx.workspace.resolve()) if ctx is not None else "<the working directory>"
-        desc = IMAGE_DESCRIPTION.format(image_list=", ".join(names) or "(no images)",
-                                        processed_image_save_path=save)
+        desc = self.description.format(image_list=", ".join(names) or "(no images)",
+                                       processed_image_save_path=save)
         return ToolSpec(name=self.name, description=desc, parameters=self.parameters)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -258,8 +266,8 @@ def _snapshot(ws: Path, cap: int = 20000) -> dict[str, tuple[int, int, int]]:
 class PythonInterpreter(Tool):
     """General Python in the sandbox; `stateful=True` keeps one interpreter (and its variables) per task."""
 
-    def __init__(self, limits: Limits | None = None, stateful: bool = False) -> None:
-        super().__init__(INTERPRETER_TOOL, _interpreter_description(), CODE_SCHEMA)
+    def __init__(self, limits: Limits | None = None, stateful: bool = False, description: str | None = None) -> None:
+        super().__init__(INTERPRETER_TOOL, description or _interpreter_description(), CODE_SCHEMA)
         self.limits = limits or Limits()
         self.stateful = stateful
 

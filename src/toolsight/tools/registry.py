@@ -139,7 +139,8 @@ def _builtins() -> None:
     register_toolset("python", _python, "python_image_processing, python_interpreter, calculator",
                      needs_sandbox=True)
     register_toolset("python_image_processing", _python_image_processing,
-                     "python_image_processing only (VisualToolBench contract)", needs_sandbox=True)
+                     "python_image_processing only (model-written image code that saves transformed_image_<i>.png)",
+                     needs_sandbox=True)
     register_toolset("python_stateful", _python_stateful,
                      "the python tools with a stateful interpreter (variables persist across a task's calls)",
                      needs_sandbox=True)
@@ -147,7 +148,7 @@ def _builtins() -> None:
                      "python_kernel (a stateful IPython kernel: display(), plt.show(), Out values) and calculator",
                      needs_sandbox=True)
     register_toolset("calculator", _calculator, "safe arithmetic expression evaluator")
-    register_toolset("opencv", _opencv, "the 35 VTC-Bench OpenCV interface operations")
+    register_toolset("opencv", _opencv, "35 OpenCV image operations (interface tools)")
     register_toolset("perception", _perception, "detect_and_crop_objects and ocr (backends: toolsight.perception)")
     register_toolset("detect", _detect, "detect_and_crop_objects: detection (API / ONNX / replay / classical) + crops")
     register_toolset("ocr", _ocr, "ocr: text lines with boxes (RapidOCR offline, Tesseract when installed)")

@@ -7,7 +7,7 @@ recording, and each call is recorded. Their texts are toolsight's: numbered resu
 text (trafilatura; Jina Reader when `JINA_API_KEY` is set) 8,000 characters at a time with a note saying
 where the page goes on, and one labelled line per weather quantity. A benchmark that must show a
 reference's own result format builds it from the same session calls (VisualToolBench's official
-loop: `benchmarks/vtb_web.py`). `google_search` (the VisualToolBench code's name) is an alias of
+loop: `benchmarks/visualtoolbench/web.py`). `google_search` (the VisualToolBench code's name) is an alias of
 `web_search`.
 """
 

@@ -1,9 +1,11 @@
 """Browsing tools on the web layer: text_search, image_search, reverse_image_search, visit, image_crop.
 
-Names, JSON schemas and output text are the VisBrowse-Bench reference's (`tool_util.py`,
-`tools/tool_*.py` @ 10b95c0c), byte for byte — including its quirks (an image search hit without
-an image URL prints an empty block; reverse search without hits prints Python list reprs). The
-paper's names `crop_image` and `webpage_visit` are accepted as aliases. Every tool goes through
+Names and output text are the VisBrowse-Bench reference's (`tool_util.py`, `tools/tool_*.py` @
+10b95c0c), byte for byte — including its quirks (an image search hit without an image URL prints an
+empty block; reverse search without hits prints Python list reprs). The descriptions and schemas
+(`SCHEMAS`) and the page summariser's prompt are toolsight's; a benchmark that shows its reference's
+texts builds these tools with its own (`WebTool(description, parameters)`, `Visit(summary_prompt=)`)
+in a tool set it declares. The paper's names `crop_image` and `webpage_visit` are accepted as aliases. Every tool goes through
 the run's `WebSession` (live, offline corpus or replay), so the same calls work on the real web,
 on a local corpus, and from a recording.
 
@@ -27,47 +29,45 @@ from PIL import Image
 
 from toolsight.tools.base import Artifact, Tool, ToolContext, ToolError, ToolResult
 from toolsight.web import current_session
-from toolsight.web.summarise import summarise_for_goal
+from toolsight.web.summarise import GOAL_SUMMARY_PROMPT, summarise_for_goal
 from toolsight.web.types import BudgetExceeded, ImageHit, UrlRefused, WebCallError
 
-#: the reference's tool schemas (tool_util.py), in its order
+#: the tools' descriptions and JSON schemas (toolsight's wording), in the order `browse_tools` offers them;
+#: a benchmark that shows its reference's texts passes its own (`WebTool(description, parameters)`)
 SCHEMAS: dict[str, dict[str, Any]] = {
     "text_search": {
-        "description": "Performs batched web searches: supply a 'query'; the tool retrieves the top 5 results for "
-                       "the query in one call.",
-        "parameters": {"type": "object", "properties": {"query": {"type": "string", "description": "The search query."}},
+        "description": "Search the web. Returns the top 5 results, each with title, URL and snippet.",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string", "description": "What to search for."}},
                        "required": ["query"]},
     },
     "reverse_image_search": {
-        "description": "Utilize the image search engine to retrieve relevant information based on the input image.",
+        "description": "Find web pages that show an image: give the image's URL (or an image id from this task); "
+                       "returns matching images with their titles and page URLs.",
         "parameters": {"type": "object",
-                       "properties": {"image_url": {"type": "string", "description": "The url of the image to be searched."}},
+                       "properties": {"image_url": {"type": "string", "description": "The URL or id of the image."}},
                        "required": ["image_url"]},
     },
     "visit": {
-        "description": "visit a webpage and return the summary of webpage.",
+        "description": "Read a web page for a goal. Returns evidence from the page and a summary of what it says "
+                       "about the goal.",
         "parameters": {"type": "object", "properties": {
-            "url": {"type": "string", "description": "The url of webpage you want to explore."},
-            "goal": {"type": "string", "description": "The goal of the visit for the webpage."}},
+            "url": {"type": "string", "description": "The URL of the page."},
+            "goal": {"type": "string", "description": "What you want to learn from the page."}},
             "required": ["url", "goal"]},
     },
     "image_search": {
-        "description": "Performs image search: supply a 'query'; the tool retrieves relevant images and web pages "
-                       "based on the input query.",
-        "parameters": {"type": "object", "properties": {"query": {"type": "string", "description": "The search query."}},
+        "description": "Search the web for images. Returns images with their titles, image URLs and page URLs.",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string", "description": "What to search for."}},
                        "required": ["query"]},
     },
     "image_crop": {
-        "description": "Zoom in on a specific region of an image by cropping it based on a bounding box (bbox) and "
-                       "return the url of cropped image.",
+        "description": "Crop a region of an image (with a small margin) to look at it closer. Returns the crop and "
+                       "its URL, which the other tools accept.",
         "parameters": {"type": "object", "properties": {
-            "image_url": {"type": "string", "description": "The url of origin image."},
+            "image_url": {"type": "string", "description": "The URL or id of the image."},
             "bbox": {"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4,
-                     "description": "The bounding box of the region to zoom in, in the form of a text array of "
-                                    "coordinates [xmin, ymin, xmax, ymax], where (xmin, ymin) is the top-left corner "
-                                    "and (xmax, ymax) is the bottom-right corner." + " " * 33 + "These coordinates "
-                                    "must be relative position coordinates, ranging from 0 to 1, and rounded to "
-                                    "three decimal places."}},
+                     "description": "The region [xmin, ymin, xmax, ymax] in coordinates relative to the image size "
+                                    "(0 to 1), (xmin, ymin) the top-left corner."}},
             "required": ["image_url", "bbox"]},
     },
 }
@@ -98,13 +98,14 @@ def _ok(text: str, **extra: Any) -> ToolResult:
 
 
 class WebTool(Tool):
-    """A browsing tool with the reference's schema; subclasses implement `call`."""
+    """A browsing tool; subclasses implement `call`. `description` and `parameters` replace the texts of
+    `SCHEMAS` (a schema given must keep the tool's argument names)."""
 
     tool_name = ""
 
-    def __init__(self) -> None:
+    def __init__(self, description: str | None = None, parameters: dict[str, Any] | None = None) -> None:
         spec = SCHEMAS[self.tool_name]
-        super().__init__(self.tool_name, spec["description"], spec["parameters"])
+        super().__init__(self.tool_name, description or spec["description"], parameters or spec["parameters"])
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
@@ -317,8 +318,15 @@ def visit_frame(url: str, goal: str, evidence: str, summary: str) -> str:
 
 
 class Visit(WebTool):
+    """`summary_prompt` is the summariser's prompt (`{webpage_content}`, `{goal}`; see web/summarise.py)."""
+
     tool_name = "visit"
     aliases = ("webpage_visit",)
+
+    def __init__(self, description: str | None = None, parameters: dict[str, Any] | None = None,
+                 summary_prompt: str = GOAL_SUMMARY_PROMPT) -> None:
+        super().__init__(description, parameters)
+        self.summary_prompt = summary_prompt
 
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if "url" not in args or "goal" not in args:
@@ -337,7 +345,7 @@ class Visit(WebTool):
         content = content[:MAX_PAGE_CHARS]
         if not session.has_summarizer:
             return _ok(visit_frame(url, goal, content[:MAX_EVIDENCE_CHARS], NO_SUMMARY_MODEL), summarized=False)
-        parsed = await summarise_for_goal(session.complete, content, str(goal))
+        parsed = await summarise_for_goal(session.complete, content, str(goal), self.summary_prompt)
         if parsed is None:
             return _fail(visit_frame(url, goal, PAGE_UNREADABLE_EVIDENCE, PAGE_UNREADABLE_SUMMARY),
                          "the summary model gave no usable JSON")

@@ -1,11 +1,12 @@
-"""Summarise a page for a goal: an LLM call with the VisBrowse-Bench extractor prompt.
+"""Summarise a page for a goal: an LLM call that extracts evidence and a summary.
 
-`summarise_for_goal` follows the reference `tools/tool_visit.py::readpage`: the page (already cut
-to 150,000 characters) goes into `EXTRACTOR_PROMPT` at temperature 0.6; a reply shorter than 10
+`summarise_for_goal` follows VisBrowse-Bench's reference `tools/tool_visit.py::readpage`: the page
+(already cut to 150,000 characters) goes into the prompt (`GOAL_SUMMARY_PROMPT` unless the caller
+gives its own, such as a benchmark's extractor prompt) at temperature 0.6; a reply shorter than 10
 characters is retried on a page cut to 70 % (three times), then to 25,000 characters; a reply
 that is not JSON is asked for again up to three times (a JSON object inside other text is cut
-out first, as the reference does). The result is the parsed object — `rational`, `evidence`,
-`summary` — or None when no usable reply came. `Complete` is any "prompt in, text out" call:
+out first, as the reference does). The result is the parsed object — `evidence`, `summary` and
+whatever else the prompt asks for — or None when no usable reply came. `Complete` is any "prompt in, text out" call:
 `model_completer` makes one from a toolsight `Model`, and the web session records and replays it.
 """
 
@@ -17,22 +18,21 @@ from typing import Any
 
 from toolsight.models.base import GenerateConfig, Message, Model, ModelError
 
-#: verbatim from the reference `tools/tool_visit.py` (typos "Rational", "feilds" included)
-EXTRACTOR_PROMPT = """Please process the following webpage content and user goal to extract relevant information:
+#: the summariser's prompt: the page and the goal in, a JSON object with "evidence" and "summary" out
+GOAL_SUMMARY_PROMPT = """Read the web page below and extract what is relevant to the user's goal.
 
-## **Webpage Content** 
+## Web page
 {webpage_content}
 
-## **User Goal**
+## Goal
 {goal}
 
-## **Task Guidelines**
-1. **Content Scanning for Rational**: Locate the **specific sections/data** directly related to the user's goal within the webpage content
-2. **Key Extraction for Evidence**: Identify and extract the **most relevant information** from the content, you never miss any important information, output the **full original context** of the content as far as possible, it can be more than three paragraphs.
-3. **Summary Output for Summary**: Organize into a concise paragraph with logical flow, prioritizing clarity and judge the contribution of the information to the goal.
+## What to return
+1. Evidence: the passages of the page that bear on the goal, quoted in full and in their original words.
+2. Summary: one concise paragraph saying what the evidence tells about the goal, and how much it helps.
 
-**Final Output Format using JSON format has "rational", "evidence", "summary" feilds**
-"""  # noqa: W291 - the reference prompt has a trailing space after "Webpage Content**"
+Reply with a JSON object with the fields "evidence" and "summary".
+"""
 
 SUMMARY_TEMPERATURE = 0.6
 MAX_TRIES = 10
@@ -41,8 +41,9 @@ MAX_TRIES = 10
 Complete = Callable[[str, int], Awaitable[str]]
 
 
-def extractor_prompt(content: str, goal: str) -> str:
-    return EXTRACTOR_PROMPT.format(webpage_content=content, goal=goal)
+def fill_prompt(prompt: str, content: str, goal: str) -> str:
+    """`prompt` with the page (`{webpage_content}`) and the goal (`{goal}`) filled in."""
+    return prompt.format(webpage_content=content, goal=goal)
 
 
 def model_completer(model: Model, temperature: float = SUMMARY_TEMPERATURE,
@@ -90,23 +91,24 @@ class _Caller:
         return ""
 
 
-async def summarise_for_goal(complete: Complete, content: str, goal: str) -> dict[str, Any] | None:
-    """The parsed extractor reply for `content` and `goal`, or None (see the module docstring)."""
+async def summarise_for_goal(complete: Complete, content: str, goal: str,
+                             prompt: str = GOAL_SUMMARY_PROMPT) -> dict[str, Any] | None:
+    """The parsed summariser reply for `content` and `goal`, or None (see the module docstring)."""
     call = _Caller(complete)
-    raw: Any = await call(extractor_prompt(content, goal))
+    raw: Any = await call(fill_prompt(prompt, content, goal))
     summary_retries = 3
     while len(raw) < 10 and summary_retries >= 0:
         truncate_length = int(0.7 * len(content)) if summary_retries > 0 else 25000
         content = content[:truncate_length]
-        raw = await call(extractor_prompt(content, goal))
+        raw = await call(fill_prompt(prompt, content, goal))
         summary_retries -= 1
-    prompt = extractor_prompt(content, goal)
+    filled = fill_prompt(prompt, content, goal)
     for _ in range(3):
         try:
             raw = json.loads(raw)
             break
         except (json.JSONDecodeError, TypeError):
-            raw = await call(prompt)
+            raw = await call(filled)
     else:
         return None
     if not isinstance(raw, dict) or "evidence" not in raw or "summary" not in raw:

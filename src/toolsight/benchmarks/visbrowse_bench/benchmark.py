@@ -1,9 +1,9 @@
 """VisBrowse-Bench as a benchmark: the paper's settings, the reference loop, the semantic judge,
 the paper's table layout and the generated mini-web.
 
-Settings (paper §4.1): `direct` (no tools), `+TS` (text_search, visit), `+IS` (all five tools).
-All three run the reference loop (`loop.py`) by default; `--loop toolsight` runs the corrected
-loop. Scoring: `scorer.py` (official / corrected). Data: `data.py`; prompts: `prompts.py`.
+Settings (paper §4.1): `direct` (no tools), `+TS` (text_search, visit), `+IS` (all five tools), with
+the reference's tool texts (`tools.py`). All three run the reference loop (`loop.py`) by default;
+`--loop toolsight` runs the corrected loop. Scoring: `scorer.py` (official / corrected). Data: `data.py`; prompts: `prompts.py`.
 """
 
 from __future__ import annotations
@@ -31,9 +31,32 @@ from toolsight.models.base import Generate, GenerateConfig, Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.dataset import DatasetError, load_dataset
 from toolsight.tasks.schema import Task
+from toolsight.tools.base import Tool
+from toolsight.tools.registry import ToolSet
 
-SETTING_TOOLS: dict[str, list[str]] = {"direct": [], "+TS": ["browse_text"], "+IS": ["browse"]}
+SETTING_TOOLS: dict[str, list[str]] = {"direct": [], "+TS": ["visbrowse_browse_text"], "+IS": ["visbrowse_browse"]}
 DEFAULT_SETTING = "+IS"
+
+
+def _browse() -> list[Tool]:
+    from toolsight.benchmarks.visbrowse_bench.tools import reference_tools
+
+    return reference_tools()
+
+
+def _browse_text() -> list[Tool]:
+    from toolsight.benchmarks.visbrowse_bench.tools import reference_text_tools
+
+    return reference_text_tools()
+
+
+#: the web layer's browsing tools with the reference's descriptions, schemas and summariser prompt (tools.py)
+TOOLSETS = {
+    "visbrowse_browse": ToolSet("visbrowse_browse", _browse, "text_search, reverse_image_search, visit, "
+                                "image_search, image_crop with VisBrowse-Bench's schemas (web layer)", needs_web=True),
+    "visbrowse_browse_text": ToolSet("visbrowse_browse_text", _browse_text,
+                                     "text_search and visit with VisBrowse-Bench's schemas (web layer)", needs_web=True),
+}
 
 
 def visbrowse_settings() -> dict[str, AgentSettings]:
@@ -90,6 +113,9 @@ class VisBrowseBenchmark(Benchmark):
 
     def starter_parts(self) -> list[StarterPart]:
         return [StarterPart(folder="browse", make=_starter_tasks, builds_corpus=True)]
+
+    def toolsets(self) -> dict[str, ToolSet]:
+        return dict(TOOLSETS)
 
     def make_agent(self, settings: AgentSettings, model: Model, generate: Generate) -> Solver:
         if settings.agent != "default":

@@ -492,8 +492,8 @@ def generate_browse(n: int, seed: int, out_dir: Path | str, verify: bool = True,
 
 async def verify_browse(root: Path, tasks: list[Task]) -> list[str]:
     """Run every task's reference program through the real tools on the offline corpus; the problems."""
+    from toolsight.benchmarks.visbrowse_bench.tools import reference_tools
     from toolsight.tools.base import ArtifactStore, Toolbox
-    from toolsight.tools.web_tools import browse_tools
     from toolsight.web import use_session
     from toolsight.web.offline import CorpusBackend
     from toolsight.web.server import LocalServer
@@ -506,7 +506,7 @@ async def verify_browse(root: Path, tasks: list[Task]) -> list[str]:
             with use_session(session):
                 for t in tasks:
                     store = ArtifactStore(Path(td) / t.id)
-                    box = Toolbox(browse_tools(), store, t.id)
+                    box = Toolbox(reference_tools(), store, t.id)
                     turn = t.turns[0]
                     src = root / turn.images[0].path
                     inp = store.add_file(src, source="input")

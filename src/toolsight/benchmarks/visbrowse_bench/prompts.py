@@ -1,4 +1,5 @@
-"""VisBrowse-Bench's prompt texts, verbatim from the reference `prompt.py` @ 10b95c0c (data, not logic)."""
+"""VisBrowse-Bench's prompt texts, verbatim from the reference `prompt.py` and `tools/tool_visit.py` @ 10b95c0c
+(data, not logic)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,20 @@ To be successful, it is very important to follow the following rules:
 Input Question: {Question}
 Input image_url: {Image_url}
 '''
+
+#: the page summariser's prompt of `visit`, verbatim from the reference `tools/tool_visit.py` (typos "Rational", "feilds" included)
+EXTRACTOR_PROMPT = """Please process the following webpage content and user goal to extract relevant information:
+
+## **Webpage Content** 
+{webpage_content}
+
+## **User Goal**
+{goal}
+
+## **Task Guidelines**
+1. **Content Scanning for Rational**: Locate the **specific sections/data** directly related to the user's goal within the webpage content
+2. **Key Extraction for Evidence**: Identify and extract the **most relevant information** from the content, you never miss any important information, output the **full original context** of the content as far as possible, it can be more than three paragraphs.
+3. **Summary Output for Summary**: Organize into a concise paragraph with logical flow, prioritizing clarity and judge the contribution of the information to the goal.
+
+**Final Output Format using JSON format has "rational", "evidence", "summary" feilds**
+"""  # noqa: W291 - the reference prompt has a trailing space after "Webpage Content**"

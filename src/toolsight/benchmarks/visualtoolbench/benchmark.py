@@ -39,20 +39,39 @@ BENCHMARK = D.BENCHMARK
 WEB_TOOLSETS: list[str] = ["web_search", "browser_get_page_text", "historical_weather"]
 #: a data folder's offline web (pages, weather.json), the default for `--web` when present
 CORPUS_DIR = "corpus"
-VISION_TOOLSETS = ["python_image_processing"]
-GENERAL_TOOLSETS = ["vtb_python_interpreter", "calculator"]
+VISION_TOOLSETS = ["vtb_python_image_processing"]
+GENERAL_TOOLSETS = ["vtb_python_interpreter", "vtb_calculator"]
+
+
+def _image_processing() -> list[Tool]:
+    from toolsight.tools.python_tools import PythonImageProcessing
+
+    return [PythonImageProcessing(description=P.PAPER_IMAGE_DESCRIPTION)]
 
 
 def _interpreter() -> list[Tool]:
-    from toolsight.tools.python_tools import PythonInterpreter
+    from toolsight.tools.python_tools import PythonInterpreter, installed
 
-    return [PythonInterpreter()]
+    pkgs = installed(P.PAPER_PACKAGES)
+    return [PythonInterpreter(description=P.PAPER_INTERPRETER_INTRO + "\n".join(f"    • {p}" for p in pkgs))]
 
 
+def _calculator() -> list[Tool]:
+    from toolsight.tools.calculator import Calculator
+
+    return [Calculator(P.CALCULATOR_DESCRIPTION, P.CALCULATOR_PARAMETERS)]
+
+
+#: the generic code tools and calculator with the paper's texts (App. D.4); the official loop shows the
+#: reference code's descriptors instead (tools.py), matched by tool name
 VTB_TOOLSETS = {
+    "vtb_python_image_processing": ToolSet("vtb_python_image_processing", _image_processing,
+                                           "python_image_processing with VisualToolBench's description (App. D.4)",
+                                           needs_sandbox=True),
     "vtb_python_interpreter": ToolSet("vtb_python_interpreter", _interpreter,
                                       "python_interpreter only (VisualToolBench's general code tool)",
                                       needs_sandbox=True),
+    "vtb_calculator": ToolSet("vtb_calculator", _calculator, "calculator with VisualToolBench's description"),
 }
 
 

@@ -3,7 +3,8 @@
 System prompts (`scripts/prompt.py`), the tool descriptors of `VisionTools.get_tools` (`scripts/tools.py`),
 and the literal strings `FunC_with_tools` (`scripts/model_inference.py`) puts into conversations. Where
 the paper's wording differs (App. C.2, D.4) the reference code's text is kept and the difference is a
-row in docs/fidelity.md (e.g. "carefullly", "simpy" for "sympy", bullets "•" for "--").
+row in docs/fidelity.md (e.g. "carefullly", "simpy" for "sympy", bullets "•" for "--"). The paper's own
+texts of the code tools (`PAPER_*`) are what the toolsight loop shows.
 """
 
 from __future__ import annotations
@@ -122,6 +123,30 @@ CALCULATOR_PARAMETERS: dict[str, Any] = {
     },
     "required": ["expression"],
 }
+# The paper's wording (App. D.4) of the code tools and the calculator: what the toolsight loop shows
+# (docs/fidelity.md), through this benchmark's own tool sets (benchmark.py) on the generic tools.
+PAPER_IMAGE_DESCRIPTION = (
+    "Generate arbitrary Python code for image manipulation and save the transformed image as PNG.\n"
+    "--Read one source image (your choice) from the working-directory file list: {image_list}.\n"
+    "--Perform any image processing with PIL, NumPy, or OpenCV. You cannot use matplotlib to show the image.\n"
+    "--You **must** save** the transformed image as PNG to {processed_image_save_path} using the filename pattern\n"
+    "\"transformed_image_i.png\", where the counter **i starts at 0 and increments on each invocation**\n"
+    "so files are never overwritten. Example:\n"
+    "    img.save(f\"{processed_image_save_path}/transformed_image_{{i}}.png\", \"PNG\")\n"
+)
+PAPER_INTERPRETER_INTRO = (
+    "General-purpose Python interpreter. Run arbitrary Python code and capture stdout via print(). "
+    "Any exceptions are returned in stderr.\n\n"
+    "Pre-installed packages:\n"
+)
+#: the paper's package list (pip name, import name); the description keeps only what is installed here
+PAPER_PACKAGES = (
+    ("numpy", "numpy"), ("pandas", "pandas"), ("requests", "requests"), ("scipy", "scipy"),
+    ("scikit-learn", "sklearn"), ("sympy", "sympy"), ("tabulate", "tabulate"), ("beautifulsoup4", "bs4"),
+    ("yfinance", "yfinance"),
+)
+#: the paper's calculator text is the code's (CALCULATOR_DESCRIPTION, CALCULATOR_PARAMETERS above)
+
 #: get_tools order; the web tools' official names (the paper calls google_search `web_search`)
 OFFICIAL_TOOL_ORDER = ("python_image_processing", "python_interpreter", "google_search", "browser_get_page_text",
                        "historical_weather", "calculator")
