@@ -462,8 +462,11 @@ def list_benchmarks() -> None:
     names = benchmark_names()
     width = max((len(n) for n in names), default=0)
     for name in names:
-        b = get_benchmark(name)
-        out.print(f"{name:{width}s}  {b.description}", highlight=False, markup=False)
+        try:
+            desc = get_benchmark(name).description
+        except ToolsightError as exc:  # a plugin that does not load: say so, list the others
+            desc = f"(unavailable: {exc})"
+        out.print(f"{name:{width}s}  {desc}", highlight=False, markup=False)
     out.print("(any folder with tasks.jsonl can be run too: `toolsight run DIR --model M`)")
 
 

@@ -116,6 +116,10 @@ def test_resume_keeps_the_manifest_and_appends_history(dataset: Path, tmp_path: 
         ({"caps": {"max_rounds": 2}}, "caps"),
         ({"generate": GenerateConfig(temperature=0.7)}, "generate"),
         ({"setting": "crop"}, "setting"),
+        # identity keys a run made without them does not have: set now, they still count
+        ({"agent": "vcr"}, "agent"),
+        ({"web": "offline"}, "web"),
+        ({"summary_model": "openai/summary"}, "summary_model"),
     ],
 )
 def test_resume_refuses_a_changed_identity_field(change: dict[str, Any], field: str, dataset: Path,

@@ -96,8 +96,8 @@ class Benchmark(ABC):
             known = ", ".join(self.Options.model_fields) or "none"
             first = exc.errors()[0]
             where = ".".join(str(x) for x in first["loc"]) or "options"
-            raise BenchmarkError(f"-B {where}: {' '.join(str(first['msg']).split())} (options of {self.name}: {known}; "
-                                 f"see `toolsight list options {self.name}`)") from None
+            raise BenchmarkError(f"-B {where}: {' '.join(str(first['msg']).split())} (options of {self.target_name()}: {known}; "
+                                 f"see `toolsight list options {self.target_name()}`)") from None
 
     def owns(self, task: Task) -> bool:
         """Whether this benchmark scores `task` (its `Task.benchmark` is this benchmark or one of its kinds)."""

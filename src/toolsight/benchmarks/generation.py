@@ -21,7 +21,7 @@ from pathlib import Path
 import toolsight
 from toolsight.benchmarks.base import BenchmarkError
 from toolsight.benchmarks.offline import GENERATED_FILE, GeneratedSet, GenerateRequest, Generator, Progress
-from toolsight.benchmarks.registry import benchmark_names, get_benchmark
+from toolsight.benchmarks.registry import loadable
 
 
 class GenerateError(BenchmarkError):
@@ -40,9 +40,9 @@ def generator_kinds() -> dict[str, Kind]:
     """Every generator kind of every registered benchmark, in registry order (a kind two benchmarks
     declare: the first one)."""
     out: dict[str, Kind] = {}
-    for name in benchmark_names():
-        for kind, gen in get_benchmark(name).generators().items():
-            out.setdefault(kind, Kind(name, gen))
+    for bench in loadable():
+        for kind, gen in bench.generators().items():
+            out.setdefault(kind, Kind(bench.name, gen))
     return out
 
 

@@ -7,8 +7,9 @@ the `toolsight.benchmarks` entry-point group (`name = "package.module:BenchmarkC
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, ScorerFactory
@@ -84,6 +85,23 @@ def builtin_names() -> list[str]:
     return list(BUILTINS)
 
 
+def _from_entry_point(ep: EntryPoint) -> BenchmarkFactory:
+    """A factory that imports a third-party benchmark when it is first used; a plugin that fails to
+    import or to build is one BenchmarkError naming its entry point, not a traceback in every command."""
+
+    def make() -> Benchmark:
+        try:
+            bench = ep.load()()
+        except Exception as exc:
+            raise BenchmarkError(f"benchmark {ep.name!r} (entry point {ep.value}) cannot be loaded: "
+                                 f"{type(exc).__name__}: {exc}") from None
+        if not isinstance(bench, Benchmark):
+            raise BenchmarkError(f"benchmark {ep.name!r} (entry point {ep.value}) is not a toolsight Benchmark")
+        return bench
+
+    return make
+
+
 def _load_all() -> None:
     global _loaded
     if _loaded:
@@ -91,7 +109,22 @@ def _load_all() -> None:
     _loaded = True
     _builtins()
     for ep in entry_points(group="toolsight.benchmarks"):
-        register_benchmark(ep.name, ep.load())
+        register_benchmark(ep.name, _from_entry_point(ep))
+
+
+def loadable(names: list[str] | None = None) -> list[Benchmark]:
+    """The named (default: every registered) benchmarks that load; a broken plugin is left out with a
+    warning on the `toolsight` logger, so listings and lookups across benchmarks still work."""
+    out: list[Benchmark] = []
+    for name in benchmark_names() if names is None else names:
+        try:
+            bench = _load(name)
+        except BenchmarkError as exc:
+            logging.getLogger("toolsight").warning("%s", exc)
+            continue
+        if bench is not None:
+            out.append(bench)
+    return out
 
 
 def benchmark_names() -> list[str]:
@@ -121,54 +154,60 @@ def get_benchmark(target: str) -> Benchmark:
     )
 
 
+def _known(name: str) -> Benchmark | None:
+    """Benchmark `name` for a report's layout: None when it is unknown or its plugin does not load."""
+    found = loadable([name]) if name in benchmark_names() else []
+    return found[0] if found else None
+
+
 def category_order(name: str, tag: str) -> list[str]:
     """The order benchmark `name` shows the values of `tag` in; [] when it declares none or is unknown."""
-    bench = _load(name)
+    bench = _known(name)
     return list(bench.category_order.get(tag, [])) if bench is not None else []
 
 
 def vocabularies(name: str) -> list[Vocabulary]:
     """The image-operation vocabularies benchmark `name` declares; [] when it declares none or is unknown."""
-    bench = _load(name)
+    bench = _known(name)
     return list(bench.vocabularies()) if bench is not None else []
 
 
 def report_tags(name: str) -> list[str]:
     """The tags benchmark `name` groups its report by when none are asked for ([] if unknown)."""
-    bench = _load(name)
+    bench = _known(name)
     return list(bench.report_tags) if bench is not None else []
 
 
 def row_tag(name: str) -> str | None:
     """The tag whose values benchmark `name` reports as separate rows of one run (None if none)."""
-    bench = _load(name)
+    bench = _known(name)
     return bench.row_tag if bench is not None else None
 
 
 def reference_rows(name: str, tag: str) -> dict[str, dict[str, float]]:
     """Reference rows (label -> column -> percent) benchmark `name` shows under its `tag` table."""
-    bench = _load(name)
+    bench = _known(name)
     return dict(bench.reference_rows.get(tag, {})) if bench is not None else {}
 
 
 def group_cis(name: str) -> bool:
     """Whether benchmark `name` shows confidence intervals in its grouped tables."""
-    bench = _load(name)
+    bench = _known(name)
     return bool(bench.group_cis) if bench is not None else False
+
+
 def report_tables(name: str) -> list[tuple[str, str]]:
     """The (tag, metric) tables benchmark `name` shows by default; [] when it declares none or is unknown."""
-    bench = _load(name)
+    bench = _known(name)
     return list(bench.report_tables) if bench is not None else []
 
 
 def _benchmark_scorers() -> dict[str, ScorerFactory]:
     """Every registered benchmark's named scorers (a name two benchmarks declare: the first one)."""
     out: dict[str, ScorerFactory] = {}
-    for name in benchmark_names():
-        bench = _load(name)
-        if bench is not None:
-            for key, factory in bench.scorers().items():
-                out.setdefault(key, factory)
+    for bench in loadable():
+        for key, factory in bench.scorers().items():
+            out.setdefault(key, factory)
     return out
 
 

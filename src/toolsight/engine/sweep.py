@@ -47,9 +47,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.benchmarks.generation import generate, get_kind, read_generated
+from toolsight.benchmarks.registry import get_benchmark
 from toolsight.calls.limiter import LimiterPool
+from toolsight.engine.executors import make_executor
 from toolsight.engine.options import RunOptions
-from toolsight.engine.runner import Runner
+from toolsight.engine.runner import Runner, load_for_run
 from toolsight.engine.summary import RunStopped, RunSummary
 from toolsight.errors import (
     EXIT_ABORTED,
@@ -412,17 +414,17 @@ class SweepRunner:
         self.on_start = on_start
         self.on_done = on_done
         self.limiters = LimiterPool()
-        self._loaded: dict[int, tuple[Benchmark, LoadedTasks]] = {}
+        self._loaded: dict[tuple[int, str], LoadedTasks] = {}
 
     def _benchmark(self, run: SweepRun) -> tuple[Benchmark, LoadedTasks]:
-        got = self._loaded.get(run.entry)
-        if got is None:  # one load per benchmark entry, shared by its runs (tasks are read-only)
-            from toolsight.benchmarks.registry import get_benchmark
-            from toolsight.engine.runner import load_for_run
-
-            bench = get_benchmark(run.opts.benchmark)
-            got = self._loaded[run.entry] = (bench, load_for_run(bench, run.opts.data))
-        return got
+        """A Benchmark object of the run's own (its `-B` options are this run's alone) and the entry's
+        tasks, loaded once per benchmark entry and options and shared by its runs (tasks are read-only)."""
+        bench = get_benchmark(run.opts.benchmark)
+        bench.configure(run.opts.benchmark_options)
+        key = (run.entry, json.dumps(run.opts.benchmark_options, sort_keys=True, default=str))
+        if key not in self._loaded:
+            self._loaded[key] = load_for_run(bench, run.opts.data)
+        return bench, self._loaded[key]
 
     def _runner(self, run: SweepRun) -> Runner:
         bench, loaded = self._benchmark(run)
@@ -438,8 +440,6 @@ class SweepRunner:
         def event(text: str) -> None:
             if self.on_event is not None:
                 self.on_event(run, text)
-
-        from toolsight.engine.executors import make_executor
 
         return Runner(opts, bench, loaded, model, judge=judge, on_progress=progress, on_event=event,
                       summarizer=summarizer, limiters=self.limiters, executor=make_executor(opts))
@@ -508,8 +508,6 @@ def _generated_target(folder: Path, kind: str) -> tuple[str, str | None]:
 
 def check_settings(target: str) -> tuple[list[str], str]:
     """A benchmark's (name or dataset folder) settings and its default; an unknown one raises."""
-    from toolsight.benchmarks.registry import get_benchmark
-
     bench = get_benchmark(target)
     return list(bench.settings()), bench.default_setting
 
