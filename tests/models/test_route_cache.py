@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from wirekit import PROVIDERS
 
-from toolsight.models.scripted import Script, ScriptedServer
+from toolsight.models.scripted import Script, ScriptedServer, Step
 
 SDK_MODULE = {"openai": "openai", "anthropic": "anthropic", "google": "google.genai"}
 KEY = "sk-test-9f8e7d6c5b4a"
@@ -22,17 +22,18 @@ KEY = "sk-test-9f8e7d6c5b4a"
 RUN = """
 import asyncio, json, sys
 from toolsight.models.registry import get_model
-from toolsight.models.base import GenerateConfig, Message
+from toolsight.models.base import GenerateConfig, Message, ModelError
 provider, url, key = sys.argv[1:4]
 async def go():
     m = get_model(provider + "/test-model", base_url=url, api_key=key)
     try:
         out = await m.generate([Message.system("Be brief."), Message.user("hi")], [], GenerateConfig(timeout=30))
+    except ModelError as exc:
+        return {"error": exc.status}
     finally:
         await m.aclose()
-    return out.text
-text = asyncio.run(go())
-print(json.dumps({"text": text, "sdk": sys.argv[4] in sys.modules}))
+    return {"text": out.text}
+print(json.dumps({**asyncio.run(go()), "sdk": sys.argv[4] in sys.modules}))
 """
 
 
@@ -75,3 +76,22 @@ def test_no_route_is_kept_when_the_environment_can_shape_the_headers(tmp_path: P
         assert not (tmp_path / "routes.json").exists()
         off = _run("openai", srv.openai_base_url, tmp_path, TOOLSIGHT_ROUTE_CACHE="0")
         assert off["sdk"] and not (tmp_path / "routes.json").exists()
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_failed_first_call_is_not_kept_as_a_route(provider: str, tmp_path: Path) -> None:
+    """Issue 24 item 7: a route is kept only once a request on it succeeded. A first run whose only
+    call fails (HTTP 500) keeps nothing, so the next run learns its route from the SDK again; only a
+    run whose call succeeded lets the one after it go without the SDK. (Google's route comes from
+    the SDK's request builder, before any request: it was kept even when the request failed.)"""
+    with ScriptedServer(Script(steps=[Step(fault="status", status=500), Step(text="ok")])) as srv:
+        url = srv.openai_base_url if provider == "openai" else srv.base_url
+        failed = _run(provider, url, tmp_path)
+        assert failed == {"error": 500, "sdk": True}
+        assert not (tmp_path / "routes.json").exists(), "the route of a failed call was kept"
+        learned = _run(provider, url, tmp_path)
+        reused = _run(provider, url, tmp_path)
+    assert learned == {"text": "ok", "sdk": True}  # nothing was kept: the SDK made the route again
+    assert reused == {"text": "ok", "sdk": False}
+    assert KEY not in (tmp_path / "routes.json").read_text()
+    assert len(srv.requests) == 3

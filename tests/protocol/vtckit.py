@@ -37,8 +37,9 @@ def make_data(root: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def run_vtc(tmp: Path, rows: list[dict[str, Any]], script: dict[str, Any], model: str = "Qwen3-VL-30B-A3B-Thinking",
-            setting: str = "interface", loop: str | None = None) -> dict[str, Any]:
-    """Replace "$input" by the task image's absolute path, run, return bodies, records and workspaces."""
+            setting: str = "interface", loop: str | None = None, caps: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Replace "$input" by the task image's absolute path, run, return bodies, records and workspaces.
+    `caps`: cap overrides (`--cap`), e.g. {"max_rounds": 3} for a shorter call budget."""
     data, run = tmp / "data", tmp / "run"
     make_data(data, rows)
     ws = {r["id"]: artifact_dir(run, r["id"]).resolve() for r in rows}
@@ -48,7 +49,8 @@ def run_vtc(tmp: Path, rows: list[dict[str, Any]], script: dict[str, Any], model
         text = text.replace(f"$input:{key}", f"{ws[r['id']]}/images/chart/{r['id']}.jpg")
     with ScriptedServer(Script.model_validate(json.loads(text))) as srv:
         opts = RunOptions.of(benchmark="vtc-bench", model=f"openai/{model}", setting=setting, loop=loop, data=str(data),
-                          base_url=srv.openai_base_url, out=str(run), concurrency=1, cache=False, retries=0)
+                          base_url=srv.openai_base_url, out=str(run), concurrency=1, cache=False, retries=0,
+                          caps=caps or {})
         bench = get_benchmark("vtc-bench")
         runner = Runner(opts, bench, load_for_run(bench, str(data)), get_model(opts.model.spec, base_url=opts.model.base_url))
         asyncio.run(runner.run())

@@ -117,6 +117,7 @@ generate = {{ kind = "maze", n = 1, seed = 2, difficulty = 5 }}
         r.opts = r.opts.replace(benchmark="tir-bench", data=r.opts.benchmark)
     runner = SweepRunner(sweep, make_model=lambda spec, url: None)  # type: ignore[arg-type, return-value]
     (ref_bench, ref_tasks), (rnd_bench, rnd_tasks) = (runner._benchmark(r) for r in sweep.runs)
+    assert len(ref_tasks.tasks) == len(rnd_tasks.tasks) == 1
     assert ref_bench is not rnd_bench
     assert getattr(ref_bench, "few_shot", None) == {"maze": "MAZE DEMO"}
     assert getattr(rnd_bench, "few_shot", None) == {}

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import re
+import socket
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from webkit import FakeWeb, call, opened, picture, png, toolbox
@@ -200,3 +203,45 @@ def test_a_search_without_a_string_query_is_an_error_the_model_reads(tool: str, 
     missing_query, not_a_string = asyncio.run(go())
     assert not missing_query.ok and missing_query.text == SEARCH_BAD_REQUEST
     assert not not_a_string.ok and not_a_string.text == f"Error in {tool}: 'query' must be a string, got list"
+
+
+class _StubDnsLoop(asyncio.SelectorEventLoop):
+    """An event loop whose name lookup answers from a table: no DNS query leaves the machine, and the
+    policy's own `loop.getaddrinfo` call is the one being answered (nothing of the policy is replaced)."""
+
+    table: ClassVar[dict[str, list[str]]] = {}
+    asked: ClassVar[list[str]] = []
+
+    async def getaddrinfo(self, host: bytes | str | None, port: bytes | str | int | None, *,
+                          family: int = 0, type: int = 0, proto: int = 0, flags: int = 0,
+                          ) -> list[tuple[Any, Any, int, str, tuple[Any, ...]]]:
+        assert isinstance(host, str)
+        _StubDnsLoop.asked.append(host)
+        out: list[tuple[Any, Any, int, str, tuple[Any, ...]]] = []
+        for addr in self.table[host]:
+            fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+            sockaddr: tuple[Any, ...] = (addr, 0, 0, 0) if fam == socket.AF_INET6 else (addr, 0)
+            out.append((fam, socket.SOCK_STREAM, 6, "", sockaddr))
+        return out
+
+
+def _check_with_dns(url: str, table: dict[str, list[str]]) -> None:
+    _StubDnsLoop.table = table
+    _StubDnsLoop.asked = []
+    with asyncio.Runner(loop_factory=_StubDnsLoop) as runner:
+        runner.run(check_live_url(url, resolve=True))
+
+
+@pytest.mark.parametrize("addresses, bad", [
+    (["93.184.215.14", "10.0.0.7"], "a private address (10.0.0.7)"),
+    (["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", "127.0.0.1"], "a loopback address (127.0.0.1)"),
+    (["2606:2800:21f:cb07:6820:80da:af6b:8b2c", "fe80::1"], "a link-local address (fe80::1)"),
+])
+def test_a_host_resolving_to_a_public_and_a_private_address_is_refused(addresses: list[str], bad: str) -> None:
+    """Issue 24 item 7: every address a name resolves to is checked, not only the first (the one the
+    HTTP client happens to try may be any of them). The message names the bad address."""
+    with pytest.raises(UrlRefused, match=re.escape(f"'http://mixed.example/x' resolves to {bad}")):
+        _check_with_dns("http://mixed.example/x", {"mixed.example": addresses})
+    assert _StubDnsLoop.asked == ["mixed.example"]
+    _check_with_dns("http://public.example/x", {"public.example": addresses[:-1]})  # public ones only: fine
+    assert _StubDnsLoop.asked == ["public.example"]

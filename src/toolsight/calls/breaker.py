@@ -9,8 +9,8 @@ One breaker is shared by every call to one endpoint (the evaluated model; each j
 - **Open**: `threshold` such failures in a row. Every call waits in `wait()` instead of failing
   its task. One health probe (a tiny request) is sent after a backoff delay that doubles up to
   `probe_max`; the first probe that gets any answer other than a transient failure closes the
-  breaker and every waiting call goes on. A Retry-After on the last failure (capped at
-  `max_retry_after`) stretches the next delay.
+  breaker and every waiting call goes on. The newest Retry-After the server sent — on a call's
+  failure or on a probe's (`StillDown.retry_after`) — stretches the next delay, capped at `max_retry_after`.
 - **Given up**: open for `outage_timeout` seconds since the first failure of the outage (or a
   fatal answer such as HTTP 401). Every waiting and later call raises `RunAborted`; the runner
   keeps the finished records and exits non-zero.
@@ -34,7 +34,12 @@ log = logging.getLogger(__name__)
 
 
 class StillDown(Exception):
-    """Raised by a probe whose request failed transiently (any other outcome closes the breaker)."""
+    """Raised by a probe whose request failed transiently (any other outcome closes the breaker),
+    with the server's Retry-After on that failure, if it sent one (the breaker caps it)."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 Probe = Callable[[], Awaitable[None]]
@@ -206,6 +211,8 @@ class CircuitBreaker:
                 await self.probe()
             except StillDown as exc:
                 self.last_error = str(exc)
+                if exc.retry_after is not None:  # as `failure`: the newest Retry-After the server sent
+                    self.retry_after = exc.retry_after
                 delay *= 2
                 continue
             except RunAborted as exc:

@@ -276,7 +276,7 @@ class ModelCaller:
             if kind == "fatal":
                 raise RunAborted(fatal_message(self.label, exc)) from None
             if kind == "transient":
-                raise StillDown(str(exc)) from None
+                raise StillDown(str(exc), exc.retry_after) from None  # uncapped: the breaker caps it
         except Exception:  # an adapter failing on this odd request still means the endpoint answered
             return
 

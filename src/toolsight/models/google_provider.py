@@ -15,7 +15,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from toolsight.models._common import api_key, connection_error, object_arguments, status_error, timeout_error
-from toolsight.models._direct import DirectPath, Reply, dumps
+from toolsight.models._direct import DirectPath, Reply, Route, dumps
 from toolsight.models._routes import store_for
 from toolsight.models.base import (
     FinishReason,
@@ -218,22 +218,24 @@ class GoogleModel(Model):
             genai_common.recursive_dict_update(body, dict(config.extra_body))  # the SDK's own merge
         return body
 
-    def _route(self, config: GenerateConfig) -> Any:
+    def _route(self, config: GenerateConfig) -> tuple[Route | None, bool]:
+        """The route for `config.timeout` and whether it is new (made now by the SDK's request
+        builder). A new route is learned — kept for the next calls and later runs — only once a
+        request on it succeeded, as the other providers learn only from an SDK request that did."""
         route = self._direct.route(config.timeout)
-        if route is None:
-            from google.genai import _transformers as genai_transformers
-            from google.genai import types
+        if route is not None:
+            return route, False
+        from google.genai import _transformers as genai_transformers
+        from google.genai import types
 
-            api = self.client()._api_client
-            path = f"{genai_transformers.t_model(api, self.model_id)}:generateContent"
-            req = api._build_request("post", path, {}, types.HttpOptions.model_validate(self._http_options(config)))
-            self._direct.learn(config.timeout, req.url, req.headers)
-            route = self._direct.route(config.timeout)
-        return route
+        api = self.client()._api_client
+        path = f"{genai_transformers.t_model(api, self.model_id)}:generateContent"
+        req = api._build_request("post", path, {}, types.HttpOptions.model_validate(self._http_options(config)))
+        return Route.make(req.url, req.headers, config.timeout), True
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         system, contents = to_wire(messages)
-        route = self._route(config) if self.direct else None
+        route, new = self._route(config) if self.direct else (None, False)
         if route is None:
             return await self._generate_sdk(system, contents, tools, config)
         # compact JSON: the SDK's own encoding (`json.dumps` defaults) puts a space after every , and :
@@ -245,7 +247,10 @@ class GoogleModel(Model):
             data = reply.json()
         except ValueError as exc:
             raise ModelError(f"{self.name}: malformed response: {exc}", retryable=True) from None
-        return self.parse_dict(data)
+        out = self.parse_dict(data)
+        if new:
+            self._direct.learn(route.timeout, route.url, route.headers)
+        return out
 
     async def _status_error(self, reply: Reply) -> ModelError:
         """The SDK's error for the reply (its message), classified as on the SDK path."""

@@ -10,7 +10,12 @@ it; nothing keeps the built object after its use.
 The text is the exact JSON object the task was validated from (a dataset's line), or, for tasks a
 loader built in Python, their dump; building is `Task.model_validate(json.loads(text))` either way,
 so a task built from a `TaskSet` equals the task that was loaded. A task whose dump would not come
-back equal (a value JSON cannot hold) is kept as the object itself.
+back equal (a value JSON cannot hold), and a task of a `Task` subclass (a loader's own class,
+which a rebuild would turn into a plain `Task`), is kept as the object itself.
+
+Task ids are unique: `from_tasks` (so every loader's `LoadedTasks`, and a selection's expansion)
+refuses a repeated id with `DuplicateTaskId` naming it, as `load_dataset` and every benchmark's
+loader do — records, resume and `get` find a task by its id.
 """
 
 from __future__ import annotations
@@ -19,9 +24,14 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import overload
 
+from toolsight.errors import ToolsightError
 from toolsight.tasks.schema import Task
 
 _Entry = bytes | Task
+
+
+class DuplicateTaskId(ToolsightError):
+    """Two tasks given to one `TaskSet` share an id."""
 
 
 def build_task(text: bytes | str) -> Task:
@@ -59,12 +69,16 @@ class TaskSet(Sequence[Task]):
 
     @classmethod
     def from_tasks(cls, tasks: Iterable[Task]) -> TaskSet:
-        """A TaskSet of `tasks` (a TaskSet is returned as it is)."""
+        """A TaskSet of `tasks` (a TaskSet is returned as it is); DuplicateTaskId if two share an id."""
         if isinstance(tasks, TaskSet):
             return tasks
         entries: list[_Entry] = []
         ids: list[str] = []
-        for t in tasks:
+        first: dict[str, int] = {}
+        for n, t in enumerate(tasks):
+            if first.setdefault(t.id, n) != n:
+                raise DuplicateTaskId(f"duplicate task id {t.id!r} (tasks number {first[t.id] + 1} and {n + 1}); "
+                                      "every task needs its own id")
             entries.append(_compact(t))
             ids.append(t.id)
         return cls(entries, ids)

@@ -195,6 +195,8 @@ class VTCOfficialAgent:
                 assert self.raw is not None
                 return await self.raw(kwargs, timeout)
 
+            # the client re-sends the same request after a malformed call, up to its max_retries (10),
+            # then gives up with the same text as for any other failed call
             for attempt in range(MALFORMED_RETRIES + 1):
 
                 chunks = await (call_raw(once) if call_raw is not None else once())
@@ -202,7 +204,7 @@ class VTCOfficialAgent:
                     return accumulate(chunks)
                 except MalformedFunctionCall:
                     if attempt == MALFORMED_RETRIES:
-                        raise
+                        raise ModelServiceError(f"Maximum number of retries ({MALFORMED_RETRIES}) exceeded.") from None
             raise AssertionError("unreachable")
         except ModelError:
             # the driver retries every failed call inside its client, then gives up with this text
