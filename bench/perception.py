@@ -35,14 +35,15 @@ from PIL import Image, ImageDraw
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "perception"))
 
-from toolsight.agents.loop import Agent, register_inputs
+from toolsight.agents.inputs import register_inputs
+from toolsight.agents.loop import Agent
 from toolsight.agents.settings import AgentSettings
 from toolsight.agents.vcr import VCRAgent
-from toolsight.benchmarks.tir_bench.generate.common import font
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart
 from toolsight.perception import ImageInput, get_detector, get_ocr
 from toolsight.perception.onnx_yolo import OnnxDetector
 from toolsight.tasks.schema import ImageRef, Task, Turn
+from toolsight.tasks.synth import font
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolSpec
 from toolsight.tools.perception import perception_tools
 

@@ -21,8 +21,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-import toolsight
 from toolsight.errors import EXIT_ABORTED, EXIT_TASK_ERRORS, EXIT_USAGE, RunAborted, ToolsightError
+from toolsight.version import __version__
 
 EXIT_CODES = ("Exit codes: 0 every task finished without error; 3 the run finished but some tasks ended in "
               "error (`toolsight retry RUN`); 2 bad input or configuration, nothing run; 4 could not start or "
@@ -62,7 +62,7 @@ def _one_line(message: str) -> str:
 
 def _version(value: bool) -> None:
     if value:
-        out.print(f"toolsight {toolsight.__version__}")
+        out.print(f"toolsight {__version__}")
         raise typer.Exit(0)
 
 

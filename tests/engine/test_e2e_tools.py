@@ -18,7 +18,8 @@ import cv2
 import numpy as np
 from enginekit import StepModel, call, imread, say
 
-from toolsight.agents.loop import Agent, register_inputs
+from toolsight.agents.inputs import register_inputs
+from toolsight.agents.loop import Agent
 from toolsight.agents.settings import AgentSettings
 from toolsight.models.base import Message
 from toolsight.tasks.schema import Task

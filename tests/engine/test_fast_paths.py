@@ -11,7 +11,8 @@ import pytest
 from PIL import Image
 
 from toolsight.agents.images import fit_pixels
-from toolsight.log.messages import ImagePart, _B64Cache
+from toolsight.log.messages import ImagePart
+from toolsight.models.images import _B64Cache, image_b64
 from toolsight.tools.artifacts import image_size
 from toolsight.tools.crop import crop
 
@@ -58,7 +59,7 @@ def test_b64_cache_is_bounded_by_entries_and_bytes(tmp_path: Path) -> None:
     assert cache._bytes == 800
     Path(files[3]).write_bytes(b"changed")
     assert cache.get(files[3]) == base64.b64encode(bytes([3]) * 300).decode()  # encoded once, then kept
-    assert ImagePart(path=files[0]).b64() == base64.b64encode(bytes([0]) * 300).decode()
+    assert image_b64(ImagePart(path=files[0])) == base64.b64encode(bytes([0]) * 300).decode()
 
 
 def test_a_tool_spec_is_built_once_and_rebuilt_when_the_tool_changes() -> None:

@@ -11,7 +11,6 @@ import pytest
 from PIL import Image
 
 from toolsight.agents.inputs import InputImageError, plain_png_size, register_inputs
-from toolsight.agents.loop import register_inputs as from_loop
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Artifact, ArtifactStore, Toolbox
 
@@ -27,10 +26,6 @@ def _register(root: Path, ws: Path, *paths: str) -> dict[str, Artifact]:
 def _gradient(w: int = 40, h: int = 30) -> np.ndarray:
     x = np.linspace(0, 255, w, dtype=np.float64)
     return np.tile(x, (h, 1))
-
-
-def test_the_loop_module_still_exports_register_inputs() -> None:
-    assert from_loop is register_inputs
 
 
 def test_inputs_are_private_copies(tmp_path: Path) -> None:

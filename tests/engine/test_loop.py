@@ -8,7 +8,8 @@ from pathlib import Path
 
 from enginekit import StepModel, call, say, write_png
 
-from toolsight.agents.loop import Agent, register_inputs
+from toolsight.agents.inputs import register_inputs
+from toolsight.agents.loop import Agent
 from toolsight.agents.settings import AgentSettings
 from toolsight.models.base import ImagePart, Message, ModelOutput
 from toolsight.tasks.schema import Task

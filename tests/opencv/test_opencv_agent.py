@@ -11,7 +11,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from toolsight.agents.loop import Agent, register_inputs
+from toolsight.agents.inputs import register_inputs
+from toolsight.agents.loop import Agent
 from toolsight.agents.settings import AgentSettings
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolCall, Usage
 from toolsight.tasks.schema import Task

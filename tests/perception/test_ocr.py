@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from toolsight.benchmarks.tir_bench.generate.common import font
 from toolsight.perception import ImageInput, get_ocr
+from toolsight.tasks.synth import font
 
 LINES = ["Invoice 48213", "Total 12.50 EUR", "Wrench size 17"]
 

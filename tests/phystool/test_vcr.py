@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 import pytest
 
-from toolsight.agents.loop import register_inputs
+from toolsight.agents.inputs import register_inputs
 from toolsight.agents.settings import AgentSettings
 from toolsight.agents.vcr import NO_OBJECTS, SYSTEM_PROMPT, VCRAgent, parse_terms
 from toolsight.models.base import GenerateConfig, Message, ModelOutput

@@ -222,7 +222,7 @@ def test_providers_without_a_raw_call_get_the_same_messages(tmp_path: Path) -> N
 
     from vtckit import make_data
 
-    from toolsight.agents.loop import register_inputs
+    from toolsight.agents.inputs import register_inputs
     from toolsight.benchmarks.vtc_bench.data import load_vtc_bench
     from toolsight.benchmarks.vtc_bench.settings import SETTINGS, to_agent_settings
     from toolsight.models.base import GenerateConfig, Message, ModelOutput

@@ -15,7 +15,8 @@ import numpy as np
 from PIL import Image
 
 from toolsight import sandbox
-from toolsight.agents.loop import Agent, register_inputs
+from toolsight.agents.inputs import register_inputs
+from toolsight.agents.loop import Agent
 from toolsight.agents.settings import AgentSettings
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolCall, Usage
 from toolsight.sandbox import ExecResult, Limits

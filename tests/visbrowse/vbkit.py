@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from toolsight.agents.loop import register_inputs
+from toolsight.agents.inputs import register_inputs
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.visbrowse_bench.benchmark import TOOLSETS
 from toolsight.benchmarks.visbrowse_bench.loop import VisBrowseAgent

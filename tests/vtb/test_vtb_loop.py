@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 from vtbkit import official_rows, write_converted
 
-from toolsight.agents.loop import register_inputs
+from toolsight.agents.inputs import register_inputs
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.benchmarks.visualtoolbench import prompts as P

@@ -9,7 +9,8 @@ from typing import Any
 
 from PIL import Image
 
-from toolsight.agents.loop import Agent, register_inputs
+from toolsight.agents.inputs import register_inputs
+from toolsight.agents.loop import Agent
 from toolsight.benchmarks.vtc_bench import prompts as P
 from toolsight.benchmarks.vtc_bench.benchmark import VTC_TOOLSETS
 from toolsight.benchmarks.vtc_bench.generate import vtc_starter

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from toolsight.agents.answer import extract_answer
 from toolsight.agents.images import apply_image_budget, fit_pixels
-from toolsight.agents.inputs import register_inputs as register_inputs  # moved; kept importable here
 from toolsight.agents.settings import AgentSettings
 from toolsight.agents.textproto import describe_tools, parse_tool_calls
+from toolsight.log.toolspec import ToolSpec
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import (
     Generate,
@@ -28,7 +28,7 @@ from toolsight.models.base import (
     ToolCall,
 )
 from toolsight.tasks.schema import Task, Turn
-from toolsight.tools.base import Artifact, Toolbox, ToolSpec
+from toolsight.tools.base import Artifact, Toolbox
 
 
 @dataclass

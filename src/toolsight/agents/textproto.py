@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import re
 
+from toolsight.log.toolspec import ToolSpec
 from toolsight.models.base import ToolCall
-from toolsight.tools.base import ToolSpec
 
 _CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 

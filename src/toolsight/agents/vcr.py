@@ -301,5 +301,3 @@ class VCRAgent:
                           tool_calls=1 if images else 0, seen_images=seen)
 
 
-def make_vcr(model: Model, settings: AgentSettings, generate: Generate) -> VCRAgent:
-    return VCRAgent(model, settings, generate)

@@ -18,10 +18,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import toolsight
 from toolsight.benchmarks.base import BenchmarkError
 from toolsight.benchmarks.offline import GENERATED_FILE, GeneratedSet, GenerateRequest, Generator, Progress
 from toolsight.benchmarks.registry import loadable
+from toolsight.version import __version__
 
 
 class GenerateError(BenchmarkError):
@@ -101,7 +101,7 @@ def generate(kind: str, n: int, seed: int, out: Path, difficulty: int | None = N
         raise GenerateError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
     info = GeneratedSet(kind=kind, benchmark=found.benchmark, n=n, seed=seed, difficulty=difficulty,
                         run_with_benchmark=found.generator.run_with_benchmark,
-                        toolsight_version=toolsight.__version__)
+                        toolsight_version=__version__)
     try:
         try:
             found.generator.write(GenerateRequest(kind, n, seed, tmp, difficulty, progress))

@@ -31,7 +31,7 @@ def register_benchmark(name: str, factory: BenchmarkFactory) -> None:
 def _starter() -> Benchmark:
     from toolsight.benchmarks.starter.benchmark import StarterBenchmark
 
-    return StarterBenchmark()
+    return StarterBenchmark(lambda: loadable([n for n in builtin_names() if n != "starter"]))
 
 
 def _tir() -> Benchmark:

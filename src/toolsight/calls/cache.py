@@ -13,8 +13,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from toolsight.log.toolspec import ToolSpec
 from toolsight.models.base import GenerateConfig, ImagePart, Message, ModelOutput
-from toolsight.tools.base import ToolSpec
 
 
 def _image_key(part: ImagePart) -> str:

@@ -37,8 +37,8 @@ from toolsight.calls.breaker import CircuitBreaker, StillDown
 from toolsight.calls.cache import ResponseCache, request_key
 from toolsight.calls.limiter import OVERLOAD_STATUSES, EndpointLimiter
 from toolsight.errors import RunAborted
+from toolsight.log.toolspec import ToolSpec
 from toolsight.models.base import GenerateConfig, Message, Model, ModelError, ModelOutput
-from toolsight.tools.base import ToolSpec
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
-"""The calls of one task: the `generate` an agent gets (`TaskCalls`: the run's `ModelCaller`, or a
+"""The calls of one task, and completions for the layers below: the `generate` an agent gets (`TaskCalls`: the run's `ModelCaller`, or a
 baseline's own generate, with every call's finish reason, retries and timing logged for the
-trajectory) and `CallerModel` (a `Model` whose generate goes through a `ModelCaller`, for judges)."""
+trajectory) and `CallerModel` (a `Model` whose generate goes through a `ModelCaller`, for judges) and
+`model_completer` (a prompt-in, text-out call on a model, for the web layer's page summariser)."""
 
 from __future__ import annotations
 
@@ -63,3 +64,24 @@ class TaskCalls:
             input_tokens=out.usage.input_tokens, output_tokens=out.usage.output_tokens,
         ))
         return out
+
+
+#: the page summariser's temperature (VisBrowse-Bench's `readpage`)
+SUMMARY_TEMPERATURE = 0.6
+
+
+def model_completer(model: Model, temperature: float = SUMMARY_TEMPERATURE,
+                    generate: Callable[[list[Message], list[Any], GenerateConfig], Awaitable[Any]] | None = None
+                    ) -> Callable[[str, int], Awaitable[str]]:
+    """A prompt-in, text-out call (the web layer's `Complete`, e.g. its page summariser) that asks `model` (through `generate`, e.g. the runner's retrying caller)."""
+    gen = generate or model.generate
+    config = GenerateConfig(temperature=temperature)
+
+    async def complete(prompt: str, attempt: int) -> str:
+        try:
+            out = await gen([Message.user(prompt)], [], config)
+        except ModelError:
+            return ""
+        return str(out.message.text)
+
+    return complete

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-import toolsight
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import LoadedTasks
 from toolsight.engine.options import RunOptions, config_hash
 from toolsight.log.manifest import Manifest
 from toolsight.models.base import Model
 from toolsight.tools.base import Tool
+from toolsight.version import __version__
 
 #: the packages whose versions a manifest records
 VERSIONED = ("openai", "anthropic", "google-genai", "opencv-python-headless", "numpy", "pillow", "pydantic")
@@ -56,7 +56,7 @@ def new_manifest(run: RunFacts, identity: dict[str, Any]) -> Manifest:
         "model": run.opts.model.spec,
         "judge": run.opts.scoring.judge,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "toolsight_version": toolsight.__version__,
+        "toolsight_version": __version__,
         "python": platform.python_version(),
         "platform": platform.platform(),
         "config_hash": config_hash(identity),

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import toolsight
 from toolsight.engine.options import RunOptions, config_hash
 from toolsight.engine.rundir import RunError, identity_changes, record_resume
 from toolsight.engine.summary import RunSummary
 from toolsight.log.files import latest_status
 from toolsight.log.manifest import Manifest
 from toolsight.log.record import record_key
+from toolsight.version import __version__
 
 Unit = tuple[int, int]  # (position in Runner.selected, epoch): the task is built when it runs
 
@@ -107,7 +107,7 @@ def _accept_resume(run: PlanInput, old: Manifest) -> None:
         )
     event: dict[str, Any] = {
         "event": "resume", "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pid": os.getpid(),
-        "toolsight_version": toolsight.__version__, "retry_errors": run.opts.control.retry_errors,
+        "toolsight_version": __version__, "retry_errors": run.opts.control.retry_errors,
     }
     flat = run.opts.flat()
     for key in ("base_url", "judge_base_url"):

@@ -29,7 +29,7 @@ from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.calls.cache import ResponseCache
 from toolsight.calls.limiter import EndpointLimiter, LimitChange, LimiterPool, endpoint_key
 from toolsight.calls.retry import CallStats, ModelCaller
-from toolsight.calls.task import CallerModel
+from toolsight.calls.task import CallerModel, model_completer
 from toolsight.engine.manifest import RunFacts, dataset_info, new_manifest
 from toolsight.engine.options import DEFAULT_TASK_TIMEOUT_S, RunOptions
 from toolsight.engine.plan import Plan, PlanInput, plan_run
@@ -380,7 +380,6 @@ class Runner:
     def _open_web(self, cache: ResponseCache | None) -> Any:
         """The run's web session (started), recording into the run directory."""
         from toolsight.web import Limits, WebError, open_session
-        from toolsight.web.summarise import model_completer
 
         complete = None
         if self.summarizer is not None:

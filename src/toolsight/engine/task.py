@@ -31,6 +31,7 @@ from toolsight.errors import RunAborted, TaskAbort
 from toolsight.log.record import Record
 from toolsight.log.trajectory import Trajectory
 from toolsight.models.base import Model
+from toolsight.models.images import remember_image_bytes
 from toolsight.scoring.base import Score, ScoreContext, Scorer
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import ArtifactStore, Tool, Toolbox
@@ -71,7 +72,7 @@ class TaskRunner:
 
     async def run(self, task: Task, caller: ModelCaller, ctx: ScoreContext, epoch: int = 1) -> Record:
         t0 = time.time()
-        store = ArtifactStore(self._workspace(task, epoch), created=True)
+        store = ArtifactStore(self._workspace(task, epoch), created=True, on_write=remember_image_bytes)
         toolbox = Toolbox(list(self.tools), store, task.id)
         model = self.model.for_task(task)
         calls = TaskCalls(caller if model is self.model else None, model.generate,

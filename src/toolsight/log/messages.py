@@ -1,18 +1,14 @@
 """Messages as they are sent and stored: text and image parts, tool calls, usage.
 
 Layer 1 value types shared by models (which send them), agents (which build them) and the run log
-(which stores them). Images are referenced by path, never held as pixels; they are encoded only
-when a provider sends them.
+(which stores them). Images are referenced by path, never held as pixels or bytes; a provider
+encodes them when it sends them (`toolsight.models.images`).
 """
 
 from __future__ import annotations
 
-import base64
 import mimetypes
-import threading
-from collections import OrderedDict
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,69 +34,10 @@ class ImagePart(BaseModel):
     def media_type(self) -> str:
         return self.mime or _guess_type(self.path)
 
-    def b64(self) -> str:
-        return _b64_file(self.path)
-
-    def data_url(self) -> str:
-        return f"data:{self.media_type()};base64,{self.b64()}"
-
 
 @lru_cache(maxsize=4096)
 def _guess_type(path: str) -> str:
     return mimetypes.guess_type(path)[0] or "image/png"
-
-
-class _B64Cache:
-    """Base64 of image files by path, newest kept: an image is re-sent in every later request of
-    its task, and is encoded once. Bounded by entries and by bytes, so memory stays flat however
-    many tasks a run has and however large its images are."""
-
-    def __init__(self, max_entries: int = 256, max_bytes: int = 64 << 20) -> None:
-        self.max_entries = max_entries
-        self.max_bytes = max_bytes
-        # a file's bytes until it is first sent, then their base64
-        self._data: OrderedDict[str, str | bytes] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def get(self, path: str) -> str:
-        with self._lock:
-            hit = self._data.get(path)
-            if hit is not None:
-                self._data.move_to_end(path)
-                if isinstance(hit, str):
-                    return hit
-        raw = hit if hit is not None else Path(path).read_bytes()
-        value = base64.b64encode(raw).decode("ascii")
-        self._put(path, value)
-        return value
-
-    def remember(self, path: str, data: bytes) -> None:
-        """`data` was just written to `path`: the first `get` encodes it without reading the file."""
-        self._put(path, data)
-
-    def _put(self, path: str, value: str | bytes) -> None:
-        with self._lock:
-            old = self._data.pop(path, None)
-            if old is not None:
-                self._bytes -= len(old)
-            self._data[path] = value
-            self._bytes += len(value)
-            while self._data and (len(self._data) > self.max_entries or self._bytes > self.max_bytes):
-                _, dropped = self._data.popitem(last=False)
-                self._bytes -= len(dropped)
-
-
-_b64_cache = _B64Cache()
-
-
-def _b64_file(path: str) -> str:
-    return _b64_cache.get(path)
-
-
-def remember_image_bytes(path: str, data: bytes) -> None:
-    """Tell the encoder that `path` now holds `data` (just written), so sending it reads nothing."""
-    _b64_cache.remember(path, data)
 
 
 Part = TextPart | ImagePart

@@ -120,7 +120,7 @@ def store_for(provider: str, dist: str, base_url: str | None, api_key: str, env_
     version = sdk_version(dist)
     if version is None:
         return None
-    from toolsight import __version__
+    from toolsight.version import __version__
 
     return RouteStore({"provider": provider, "sdk": [dist, version], "base_url": base_url,
                        "toolsight": __version__}, api_key)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from toolsight.log.toolspec import ToolSpec
 from toolsight.models._common import api_key, object_arguments, stainless_call
 from toolsight.models._direct import DirectPath, capture_hook
 from toolsight.models._routes import store_for
@@ -26,8 +27,8 @@ from toolsight.models.base import (
     ToolCall,
     Usage,
 )
+from toolsight.models.images import image_b64
 from toolsight.models.task_context import task_headers
-from toolsight.tools.base import ToolSpec
 
 if TYPE_CHECKING:  # the SDK is imported when a request needs it (~1.4 s): a route kept from an
     from anthropic import AsyncAnthropic  # earlier run lets a run go without it (models/_routes.py)
@@ -52,7 +53,7 @@ def _blocks(msg: Message) -> list[dict[str, Any]]:
             if p.text:
                 out.append({"type": "text", "text": p.text})
         else:
-            out.append({"type": "image", "source": {"type": "base64", "media_type": p.media_type(), "data": p.b64()}})
+            out.append({"type": "image", "source": {"type": "base64", "media_type": p.media_type(), "data": image_b64(p)}})
     return out
 
 

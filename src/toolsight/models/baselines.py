@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from toolsight.log.toolspec import ToolSpec
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart, ToolCall
 from toolsight.tasks.schema import Task, Turn
-from toolsight.tools.base import ToolSpec
 
 _ANSWER_LINE = re.compile(r"^ANSWER:\s*(.*?)\s*$", re.MULTILINE)
 _INFO = re.compile(r"INFO:\s*(\{.*\})", re.DOTALL)

@@ -14,6 +14,7 @@ import base64
 import json
 from typing import TYPE_CHECKING, Any
 
+from toolsight.log.toolspec import ToolSpec
 from toolsight.models._common import api_key, connection_error, object_arguments, status_error, timeout_error
 from toolsight.models._direct import DirectPath, Reply, Route, dumps
 from toolsight.models._routes import store_for
@@ -29,8 +30,8 @@ from toolsight.models.base import (
     ToolCall,
     Usage,
 )
+from toolsight.models.images import image_b64
 from toolsight.models.task_context import task_headers
-from toolsight.tools.base import ToolSpec
 
 if TYPE_CHECKING:  # the SDK is imported when a request needs it (~0.8 s): a route kept from an
     from google import genai  # earlier run lets a run go without it (models/_routes.py)
@@ -56,7 +57,7 @@ def _finish(reason: str | None, has_calls: bool) -> FinishReason:
 
 
 def _image(p: ImagePart) -> dict[str, Any]:
-    return {"inlineData": {"mimeType": p.media_type(), "data": p.b64()}}
+    return {"inlineData": {"mimeType": p.media_type(), "data": image_b64(p)}}
 
 
 def _parts(msg: Message) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from toolsight.log.toolspec import ToolSpec
 from toolsight.models._common import api_key, stainless_call
 from toolsight.models._direct import DirectPath, capture_hook
 from toolsight.models._routes import store_for
@@ -23,8 +24,8 @@ from toolsight.models.base import (
     ToolCall,
     Usage,
 )
+from toolsight.models.images import data_url
 from toolsight.models.task_context import task_headers
-from toolsight.tools.base import ToolSpec
 
 if TYPE_CHECKING:  # the SDK is imported when a request needs it (~0.7 s): a route kept from an
     from openai import AsyncOpenAI  # earlier run lets a run go without it (models/_routes.py)
@@ -49,7 +50,7 @@ def _parts(msg: Message) -> str | list[dict[str, Any]]:
         if isinstance(p, TextPart):
             out.append({"type": "text", "text": p.text})
         else:
-            out.append({"type": "image_url", "image_url": {"url": p.data_url(), "detail": p.detail}})
+            out.append({"type": "image_url", "image_url": {"url": data_url(p), "detail": p.detail}})
     return out
 
 

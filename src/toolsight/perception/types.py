@@ -55,12 +55,6 @@ class Detection(BaseModel):
         default_factory=dict, description="backend-specific measurements (the classical detector's shape hints)"
     )
 
-    def int_box(self, width: int, height: int) -> tuple[int, int, int, int]:
-        """The box rounded and clipped to the image; may be empty when it lies outside."""
-        x1, y1, x2, y2 = self.box
-        return (max(0, min(width, round(x1))), max(0, min(height, round(y1))),
-                max(0, min(width, round(x2))), max(0, min(height, round(y2))))
-
 
 class DetectionResult(BaseModel):
     """What `detect` returns: the detections, the backend that ran, and how to read its labels."""

@@ -1,6 +1,7 @@
 """Stateful sessions of a dedicated sandbox server: one long-lived confined child per task.
 
-Imported by `_server.py` (a standalone script: this module must not import toolsight at run time).
+Imported by `_server.py` (a standalone script: this module must not import toolsight at run time);
+what a session needs of its server is the `Host` protocol, so this module never imports the server.
 The child runs each request in one namespace (or the IPython kernel of `_kernel.py`) and reports
 each; between calls its processes are frozen (cgroup freezer, else SIGSTOP of its group), so no
 thread runs unwatched and nothing it wrote changes while the server copies it back. A session
@@ -12,11 +13,13 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from toolsight.sandbox._confine import Cgroups, UidLease
     from toolsight.sandbox._protocol import (
         OUT_CAP_DEFAULT,
         BadReport,
@@ -24,17 +27,47 @@ if TYPE_CHECKING:
         report_pair,
         write_frame,
     )
-    from toolsight.sandbox._server import Server
     from toolsight.sandbox._workspace import CopyBack, close_state
 else:
     from _protocol import OUT_CAP_DEFAULT, BadReport, read_frame, report_pair, write_frame
     from _workspace import CopyBack, close_state
 
 
+class Host(Protocol):
+    """What a session needs of the server that holds it (`_server.Server`)."""
+
+    cg: Cgroups | None
+    lease: UidLease | None
+    kernel: Any
+
+    def kill_spare(self) -> None: ...
+    def _prepare(self, report_fd: int, ctrl_fd: int, setup_fd: int, cgroups: tuple[str, ...]) -> None: ...
+    def _enter(self, workspace: str, limits: dict[str, Any]) -> None: ...
+    def _namespace(self, workspace: str) -> dict[str, Any]: ...
+    @staticmethod
+    def _exec(code: str, ns: dict[str, Any]) -> dict[str, Any]: ...
+    @staticmethod
+    def _send_report(rep: dict[str, Any]) -> None: ...
+    def _reset_outputs(self) -> None: ...
+    def _read_outputs(self, cap: int) -> dict[str, Any]: ...
+    def _collect(self, sock: socket.socket, pid: int, state: dict[str, Any]) -> dict[str, Any] | None: ...
+    def _kill_group(self, pid: int) -> None: ...
+    def _kill_child(self, pid: int) -> tuple[int, float]: ...
+    def _kill_tree(self, pid: int) -> None: ...
+    def _wait(self, pidfd: int, deadline: float, sock: socket.socket) -> str: ...
+    @staticmethod
+    def _wait4(pid: int) -> tuple[int, float]: ...
+    def _set_memory(self, limits: dict[str, Any]) -> None: ...
+    def _files(self, state: dict[str, Any], workspace: str, copier: CopyBack | None) -> dict[str, Any]: ...
+    @staticmethod
+    def _status_fields(status: int | None, limits: dict[str, Any], timed_out: bool,
+                       report: dict[str, Any] | None, outs: dict[str, Any], oom: bool) -> dict[str, Any]: ...
+
+
 class Sessions:
     """The (at most one) session of a server."""
 
-    def __init__(self, srv: Server) -> None:
+    def __init__(self, srv: Host) -> None:
         self.srv = srv
         self.current: dict[str, Any] | None = None
 

@@ -22,9 +22,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from toolsight.log.toolspec import ToolSpec
 from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput, TextPart
 from toolsight.tasks.schema import Task
-from toolsight.tools.base import ToolSpec
 
 CHECK_KEYS = ("contains", "any", "number", "not_contains")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")

@@ -11,14 +11,13 @@ import hashlib
 import io
 import shutil
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from PIL import Image
 
 from toolsight.log.artifact import Artifact
-from toolsight.log.messages import remember_image_bytes
 from toolsight.tools.result import ToolError
 
 if TYPE_CHECKING:  # numpy loads with OpenCV when a tool first needs pixels: ~0.1 s off every start-up
@@ -43,9 +42,12 @@ Image.MAX_IMAGE_PIXELS = 64_000_000  # decompression-bomb guard for everything t
 class ArtifactStore:
     """The artifacts of one task, stored as files in its workspace, addressed by content hash."""
 
-    def __init__(self, workspace: Path, *, created: bool = False) -> None:
-        """`created`: the caller has just made the folder (spares a system call per task)."""
+    def __init__(self, workspace: Path, *, created: bool = False,
+                 on_write: Callable[[str, bytes], None] | None = None) -> None:
+        """`created`: the caller has just made the folder (spares a system call per task);
+        `on_write(path, data)` hears of every image file the store writes (the run's encoder cache)."""
         self.workspace = workspace
+        self.on_write = on_write
         if not created:
             workspace.mkdir(parents=True, exist_ok=True)
         self._by_id: dict[str, Artifact] = {}
@@ -112,8 +114,8 @@ class ArtifactStore:
         inside = path.parent == self.workspace or path.resolve().parent == self.workspace.resolve()
         if keep_name and inside:
             name = path.name
-            if given is not None and path.parent == self.workspace:  # the path the loop will send
-                remember_image_bytes(str(path), data)
+            if given is not None and path.parent == self.workspace and self.on_write is not None:
+                self.on_write(str(path), data)  # the path the loop will send
         else:
             name = f"{art_id}{path.suffix.lower() or '.png'}"
             dest = self.workspace / name
@@ -171,7 +173,8 @@ class ArtifactStore:
         name = file_name or f"{art_id}{suffix}"
         dest = self.workspace / name
         dest.write_bytes(data)  # the file then holds exactly the registered bytes
-        remember_image_bytes(str(dest), data)  # a tool's image is usually sent next: no re-read then
+        if self.on_write is not None:  # a tool's image is usually sent next: no re-read then
+            self.on_write(str(dest), data)
         if size is None:
             size = image_size(data)
         return self._register(

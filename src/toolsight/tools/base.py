@@ -4,8 +4,6 @@ Each lives in its own module (`result`, `artifacts`, `tool`, `function_tool`, `t
 re-exports them so `from toolsight.tools.base import …` keeps working.
 """
 
-from PIL import Image
-
 from toolsight.log.artifact import Artifact
 from toolsight.log.toolspec import ToolSpec
 from toolsight.tools.artifacts import ArtifactStore
@@ -13,8 +11,6 @@ from toolsight.tools.function_tool import FunctionTool, format_validation_error,
 from toolsight.tools.result import ToolError, ToolResult
 from toolsight.tools.tool import Tool, ToolContext, ToolFn, parse_arguments
 from toolsight.tools.toolbox import Toolbox
-
-Image.MAX_IMAGE_PIXELS = 64_000_000  # decompression-bomb guard for everything toolsight opens
 
 __all__ = [
     "Artifact",

@@ -179,10 +179,6 @@ def _all(extra: Mapping[str, ToolSet] | None) -> dict[str, ToolSet]:
     return {**_SETS, **(extra or {})}
 
 
-def toolset_names(extra: Mapping[str, ToolSet] | None = None) -> list[str]:
-    return sorted(_all(extra))
-
-
 def describe_toolsets(extra: Mapping[str, ToolSet] | None = None) -> dict[str, str]:
     return {k: v.description for k, v in _all(extra).items()}
 

@@ -19,7 +19,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-import toolsight
+from toolsight.version import __version__
 from toolsight.web.base import Backend
 from toolsight.web.policy import Limits, check_live_url
 from toolsight.web.reader import extract_page
@@ -27,7 +27,7 @@ from toolsight.web.types import Fetched, ImageHit, PageText, SearchHit, UrlRefus
 
 SERPER_URL = "https://google.serper.dev"
 JINA_URL = "https://r.jina.ai"
-USER_AGENT = f"toolsight/{toolsight.__version__} (research evaluation harness)"
+USER_AGENT = f"toolsight/{__version__} (research evaluation harness)"
 _RETRY_STATUS = (429, 502, 503, 504)
 
 

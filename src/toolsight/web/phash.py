@@ -76,10 +76,6 @@ def query_hashes(data: bytes) -> list[int]:
     return list(dict.fromkeys(out))
 
 
-def to_array(hashes: list[int]) -> np.ndarray:
-    return np.array(hashes, dtype=np.uint64)
-
-
 def distances(index: np.ndarray, queries: list[int]) -> np.ndarray:
     """For each indexed hash, the smallest Hamming distance to any of the query hashes."""
     if index.size == 0:

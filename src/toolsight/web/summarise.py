@@ -7,7 +7,8 @@ characters is retried on a page cut to 70 % (three times), then to 25,000 charac
 that is not JSON is asked for again up to three times (a JSON object inside other text is cut
 out first, as the reference does). The result is the parsed object — `evidence`, `summary` and
 whatever else the prompt asks for — or None when no usable reply came. `Complete` is any "prompt in, text out" call:
-`model_completer` makes one from a toolsight `Model`, and the web session records and replays it.
+the run makes one from its summary model (`toolsight.calls.task.model_completer`), and the web
+session records and replays it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
-
-from toolsight.models.base import GenerateConfig, Message, Model, ModelError
 
 #: the summariser's prompt: the page and the goal in, a JSON object with "evidence" and "summary" out
 GOAL_SUMMARY_PROMPT = """Read the web page below and extract what is relevant to the user's goal.
@@ -34,7 +33,6 @@ GOAL_SUMMARY_PROMPT = """Read the web page below and extract what is relevant to
 Reply with a JSON object with the fields "evidence" and "summary".
 """
 
-SUMMARY_TEMPERATURE = 0.6
 MAX_TRIES = 10
 
 #: (prompt, attempt) -> reply text ("" for no reply); raises nothing the caller must handle
@@ -44,23 +42,6 @@ Complete = Callable[[str, int], Awaitable[str]]
 def fill_prompt(prompt: str, content: str, goal: str) -> str:
     """`prompt` with the page (`{webpage_content}`) and the goal (`{goal}`) filled in."""
     return prompt.format(webpage_content=content, goal=goal)
-
-
-def model_completer(model: Model, temperature: float = SUMMARY_TEMPERATURE,
-                    generate: Callable[[list[Message], list[Any], GenerateConfig], Awaitable[Any]] | None = None
-                    ) -> Complete:
-    """A `Complete` that asks `model` (through `generate`, e.g. the runner's retrying caller)."""
-    gen = generate or model.generate
-    config = GenerateConfig(temperature=temperature)
-
-    async def complete(prompt: str, attempt: int) -> str:
-        try:
-            out = await gen([Message.user(prompt)], [], config)
-        except ModelError:
-            return ""
-        return str(out.message.text)
-
-    return complete
 
 
 def _cut_json(content: str) -> str:

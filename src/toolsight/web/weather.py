@@ -28,9 +28,10 @@ import logging
 import math
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -38,9 +39,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolsight.web.jsonfile import read_model
 from toolsight.web.policy import Limits
 from toolsight.web.types import WebCallError, WebError
-
-if TYPE_CHECKING:
-    from toolsight.web.session import WebSession
 
 WEATHER_FILE = "weather.json"
 FORMAT = "toolsight-weather/1"
@@ -411,7 +409,15 @@ class CorpusWeather(WeatherSource):
 # ---------------------------------------------------------------------------------------- the call
 
 
-async def lookup_weather(session: WebSession, location: str, day: str) -> WeatherLookup:
+class RecordingSession(Protocol):
+    """What a lookup needs of the web session: its weather source and its recorded calls."""
+
+    weather: WeatherSource | None
+
+    async def custom(self, op: str, request: dict[str, Any], run: Callable[[], Awaitable[Any]]) -> Any: ...
+
+
+async def lookup_weather(session: RecordingSession, location: str, day: str) -> WeatherLookup:
     """The weather at `location` on `day` through the session (recorded; replayed without a source).
 
     ValueError for arguments no source could answer (an empty location, a malformed or too early date),

@@ -26,9 +26,9 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from toolsight.benchmarks.phystoolbench.prompts import COT_SUFFIX, NO_COT_SUFFIX
-from toolsight.benchmarks.tir_bench.generate.common import GenContext, font
 from toolsight.tasks.dataset import validate_dataset, write_dataset
 from toolsight.tasks.schema import Task, Turn
+from toolsight.tasks.synth import GenContext, font
 
 KIND = "phystool"
 BENCHMARK = "phystoolbench-synth"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,6 @@ from toolsight.agents.prompts import ANSWER_TAG_SYSTEM
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.benchmarks.offline import StarterContext, StarterPart
-from toolsight.benchmarks.registry import builtin_names, get_benchmark
 from toolsight.scoring.base import Score, ScoreContext, Scorer
 from toolsight.tasks.dataset import cache_root, load_dataset, validate_dataset, write_dataset
 from toolsight.tasks.schema import ImageRef, Task
@@ -38,10 +38,13 @@ TOOLS_NOTE = ("You may call the tools you are given: Python over the image in a 
               "historical weather lookups; you will see the images they produce. ")
 
 
-def _parts() -> list[tuple[str, StarterPart]]:
-    """Every built-in benchmark's parts, in registry order."""
-    return [(name, part) for name in builtin_names() if name != StarterBenchmark.name
-            for part in get_benchmark(name).starter_parts()]
+#: the benchmarks whose parts make the suite (the registry passes the other built-ins, in its order)
+Contributors = Callable[[], Sequence[Benchmark]]
+
+
+def _parts(contributors: Sequence[Benchmark]) -> list[tuple[str, StarterPart]]:
+    """Every contributor's parts, in order."""
+    return [(bench.name, part) for bench in contributors for part in bench.starter_parts()]
 
 
 def _rebase(tasks: list[Task], folder: str) -> list[Task]:
@@ -54,12 +57,12 @@ def _rebase(tasks: list[Task], folder: str) -> list[Task]:
     return tasks
 
 
-def build_starter(target: Path) -> Path:
+def build_starter(target: Path, contributors: Sequence[Benchmark]) -> Path:
     """Generate the combined suite into `target` (atomically)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".starter-", dir=target.parent))
     try:
-        parts = _parts()
+        parts = _parts(contributors)
         made: dict[int, list[Task]] = {}
         # the part that builds the suite's web corpus first; the others may add to it
         for i, (_, part) in sorted(enumerate(parts), key=lambda ip: not ip[1][1].builds_corpus):
@@ -79,21 +82,20 @@ def build_starter(target: Path) -> Path:
     return target
 
 
-def ensure_starter(cache: Path | None = None) -> Path:
+def ensure_starter(contributors: Sequence[Benchmark], cache: Path | None = None) -> Path:
     """The suite in the cache, generated on first use."""
-    versions = ",".join(f"{name}/{part.folder}/{part.version}" for name, part in _parts())
+    versions = ",".join(f"{name}/{part.folder}/{part.version}" for name, part in _parts(contributors))
     key = hashlib.sha256(versions.encode()).hexdigest()[:8]
     target = (cache or cache_root()) / f"starter-suite-v{STARTER_VERSION}-{key}"
     if (target / "tasks.jsonl").is_file() and not validate_dataset(target):
         return target
-    return build_starter(target)
+    return build_starter(target, contributors)
 
 
-def owner_of(task: Task) -> Benchmark:
-    """The built-in benchmark that scores `task` (by its `Task.benchmark`)."""
-    for name in builtin_names():
-        bench = get_benchmark(name)
-        if name != StarterBenchmark.name and bench.owns(task):
+def owner_of(task: Task, contributors: Sequence[Benchmark]) -> Benchmark:
+    """The contributing benchmark that scores `task` (by its `Task.benchmark`)."""
+    for bench in contributors:
+        if bench.owns(task):
             return bench
     raise BenchmarkError(f"task {task.id}: no built-in benchmark scores tasks of kind {task.benchmark!r}")
 
@@ -103,12 +105,13 @@ class StarterScorer:
 
     name = "starter"
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, contributors: Sequence[Benchmark]) -> None:
         self.mode = mode
+        self.contributors = contributors
         self._scorers: dict[str, Scorer] = {}
 
     def _scorer(self, task: Task) -> Scorer:
-        bench = owner_of(task)
+        bench = owner_of(task, self.contributors)
         if bench.name not in self._scorers:
             self._scorers[bench.name] = bench.scorer(bench.default_setting, self.mode)
         return self._scorers[bench.name]
@@ -122,6 +125,18 @@ class StarterBenchmark(Benchmark):
     description = "the built-in offline suite: generated tasks of every built-in benchmark (no network, no API key)"
     default_setting = "tools"
 
+    def __init__(self, contributors: Contributors) -> None:
+        super().__init__()
+        self._contributors = contributors
+        self._made: Sequence[Benchmark] | None = None
+
+    @property
+    def contributors(self) -> Sequence[Benchmark]:
+        """The benchmarks whose parts make the suite (built once, when first needed)."""
+        if self._made is None:
+            self._made = list(self._contributors())
+        return self._made
+
     def settings(self) -> dict[str, AgentSettings]:
         return {
             "tools": AgentSettings(name="tools", system_prompt=ANSWER_TAG_SYSTEM.format(tools=TOOLS_NOTE),
@@ -132,7 +147,7 @@ class StarterBenchmark(Benchmark):
         }
 
     def load(self, data: Path | None) -> LoadedTasks:
-        root = data if data is not None else ensure_starter()
+        root = data if data is not None else ensure_starter(self.contributors)
         ds = load_dataset(root)
         digest = hashlib.sha256((root / "tasks.jsonl").read_bytes()).hexdigest()[:16]
         corpus = root / CORPUS_DIR
@@ -140,17 +155,17 @@ class StarterBenchmark(Benchmark):
                            web_corpus=corpus if (corpus / "manifest.json").is_file() else None)
 
     def scorer(self, setting: str, mode: str = "official") -> Scorer:
-        return StarterScorer(mode)
+        return StarterScorer(mode, self.contributors)
 
     def vocabularies(self) -> list[Vocabulary]:
-        """Both operation vocabularies: the suite holds VisualToolBench- and VTC-Bench-style tasks
-        (its TIR-, PhysToolBench- and VisBrowse-style tasks come from benchmarks that declare none)."""
-        from toolsight.benchmarks.visualtoolbench.taxonomy import CATEGORY_VOCABULARY
-        from toolsight.benchmarks.vtc_bench.taxonomy import TOOL_GROUP_VOCABULARY
-
-        return [CATEGORY_VOCABULARY, TOOL_GROUP_VOCABULARY]
+        """The operation vocabularies of the benchmarks whose tasks the suite holds (each once)."""
+        out: dict[str, Vocabulary] = {}
+        for bench in self.contributors:
+            for v in bench.vocabularies():
+                out.setdefault(v.name, v)
+        return list(out.values())
 
     def record_extra(self, task: Task) -> dict[str, Any]:
         options = task.turns[0].options if task.turns else None
         guess = 1.0 / len(options) if options else 0.0  # a uniform guess over the options
-        return {**owner_of(task).record_extra(task), "random_guess": guess}
+        return {**owner_of(task, self.contributors).record_extra(task), "random_guess": guess}

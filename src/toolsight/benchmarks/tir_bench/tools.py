@@ -27,8 +27,9 @@ from typing import Any
 import cv2
 import numpy as np
 
+from toolsight.log.toolspec import ToolSpec
 from toolsight.sandbox import Limits
-from toolsight.tools.base import Tool, ToolContext, ToolError, ToolResult, ToolSpec, tool
+from toolsight.tools.base import Tool, ToolContext, ToolError, ToolResult, tool
 from toolsight.tools.python_tools import PythonKernel
 
 

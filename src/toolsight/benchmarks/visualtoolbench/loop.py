@@ -42,6 +42,7 @@ from toolsight.benchmarks.visualtoolbench.tools import (
     UnknownOfficialTool,
     start_turn,
 )
+from toolsight.log.toolspec import ToolSpec
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import (
     Generate,
@@ -54,7 +55,7 @@ from toolsight.models.base import (
     ToolCall,
 )
 from toolsight.tasks.schema import Task, Turn
-from toolsight.tools.base import Artifact, Toolbox, ToolSpec
+from toolsight.tools.base import Artifact, Toolbox
 
 JPEG_QUALITY = 85
 

@@ -39,8 +39,9 @@ from PIL import Image
 from toolsight import sandbox
 from toolsight.benchmarks.visualtoolbench import prompts as P
 from toolsight.benchmarks.visualtoolbench.web import OFFICIAL_WEB
+from toolsight.log.toolspec import ToolSpec
 from toolsight.sandbox.models import ExecResult, Limits
-from toolsight.tools.base import Artifact, Toolbox, ToolResult, ToolSpec
+from toolsight.tools.base import Artifact, Toolbox, ToolResult
 
 IMAGE_TOOL = "python_image_processing"
 INTERPRETER_TOOL = "python_interpreter"

@@ -60,6 +60,7 @@ from toolsight.benchmarks.vtc_bench.settings import (
 )
 from toolsight.benchmarks.vtc_bench.tools.code import FILES_KEY, MODEL_KEY
 from toolsight.benchmarks.vtc_bench.tools.interface import HINT_KEY, inside
+from toolsight.log.toolspec import ToolSpec
 from toolsight.log.trajectory import ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import (
     Generate,
@@ -73,7 +74,7 @@ from toolsight.models.base import (
     Usage,
 )
 from toolsight.tasks.schema import Task
-from toolsight.tools.base import Artifact, Toolbox, ToolSpec
+from toolsight.tools.base import Artifact, Toolbox
 
 RERUN_WAITS = DRIVER_RERUN_WAITS
 MALFORMED_RETRIES = 10

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
+from toolsight.log.toolspec import ToolSpec
 from toolsight.models._common import is_retryable_status
 from toolsight.models.base import (
     FinishReason,
@@ -25,7 +26,6 @@ from toolsight.models.base import (
 )
 from toolsight.models.scripted.script import Player, Script, task_key
 from toolsight.models.task_context import current_task
-from toolsight.tools.base import ToolSpec
 
 
 class ScriptedModel(Model):

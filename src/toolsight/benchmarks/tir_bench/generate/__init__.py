@@ -24,10 +24,10 @@ from toolsight.benchmarks.tir_bench.generate import (
     spot_difference,
     word_search,
 )
-from toolsight.benchmarks.tir_bench.generate.common import GenContext
 from toolsight.errors import ToolsightError
 from toolsight.tasks.dataset import validate_dataset, write_dataset
 from toolsight.tasks.schema import Task
+from toolsight.tasks.synth import GenContext
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw
 
-from toolsight.benchmarks.tir_bench.generate.common import LETTERS, GenContext, make_task, spaced_options
+from toolsight.benchmarks.tir_bench.generate.common import LETTERS, make_task, spaced_options
 from toolsight.tasks.schema import Task
+from toolsight.tasks.synth import GenContext
 
 KIND = "color_proportion"
 DIFFICULTIES = (1, 2, 3)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw
 
-from toolsight.benchmarks.tir_bench.generate.common import GenContext, font, make_task
+from toolsight.benchmarks.tir_bench.generate.common import make_task
 from toolsight.benchmarks.tir_bench.generate.scenes import textured_scene
 from toolsight.tasks.schema import Task
+from toolsight.tasks.synth import GenContext, font
 
 KIND = "jigsaw"
 DIFFICULTIES = (3, 4, 5, 6)

@@ -13,8 +13,9 @@ from collections import deque
 import numpy as np
 from PIL import Image, ImageDraw
 
-from toolsight.benchmarks.tir_bench.generate.common import LETTERS, GenContext, make_task
+from toolsight.benchmarks.tir_bench.generate.common import LETTERS, make_task
 from toolsight.tasks.schema import Task
+from toolsight.tasks.synth import GenContext
 
 KIND = "maze"
 DIFFICULTIES = (5, 9, 15, 25, 41, 61)

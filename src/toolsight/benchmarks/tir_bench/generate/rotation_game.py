@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from PIL import Image
 
-from toolsight.benchmarks.tir_bench.generate.common import LETTERS, GenContext, make_task
+from toolsight.benchmarks.tir_bench.generate.common import LETTERS, make_task
 from toolsight.benchmarks.tir_bench.generate.scenes import landscape
 from toolsight.tasks.schema import Task
+from toolsight.tasks.synth import GenContext
 
 KIND = "rotation_game"
 DIFFICULTIES = (15, 10, 5)

@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw
 
-from toolsight.benchmarks.tir_bench.generate.common import GenContext, make_task
+from toolsight.benchmarks.tir_bench.generate.common import make_task
 from toolsight.benchmarks.tir_bench.generate.scenes import random_color, textured_scene
 from toolsight.tasks.schema import Task
+from toolsight.tasks.synth import GenContext
 
 KIND = "spot_difference"
 DIFFICULTIES = (1, 2, 3)

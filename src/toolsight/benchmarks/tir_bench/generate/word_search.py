@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
-from toolsight.benchmarks.tir_bench.generate.common import GenContext, font, make_task
+from toolsight.benchmarks.tir_bench.generate.common import make_task
 from toolsight.tasks.schema import Task
+from toolsight.tasks.synth import GenContext, font
 
 KIND = "word_search"
 DIFFICULTIES = (1, 2, 3)
