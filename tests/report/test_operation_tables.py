@@ -60,7 +60,8 @@ def _table(md: str, title: str) -> list[list[str]]:
 def test_which_benchmarks_declare_which_vocabulary(tmp_path: Path) -> None:
     assert vocabularies("visualtoolbench") == [CATEGORY_VOCABULARY]
     assert vocabularies("vtc-bench") == [TOOL_GROUP_VOCABULARY]
-    assert vocabularies("starter") == [CATEGORY_VOCABULARY, TOOL_GROUP_VOCABULARY]
+    # the starter suite: its contributors' vocabularies, in registry order (VTC-Bench before VisualToolBench)
+    assert vocabularies("starter") == [TOOL_GROUP_VOCABULARY, CATEGORY_VOCABULARY]
     for name in ("tir-bench", "phystoolbench", "visbrowse-bench", "dataset", "no-such-benchmark", str(tmp_path)):
         assert vocabularies(name) == [], name
     assert DatasetBenchmark(tmp_path).vocabularies() == []
