@@ -37,14 +37,14 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests $(wildcard bench) examples
 	$(VENV)/bin/lint-imports
 
-# src strictly; then the tests, one folder per run (see [tool.mypy] in pyproject.toml for why and
+# src strictly; then the tests, one folder per run (its own files, not its subfolders) (see [tool.mypy] in pyproject.toml for why and
 # for the test-appropriate strictness these flags give)
 MYPY_TEST_FLAGS := --implicit-reexport --no-warn-return-any --no-warn-unused-ignores
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mypy $(MYPY_TEST_FLAGS) $(wildcard tests/*.py)
-	@set -e; for d in tests/*/; do \
-		if ls $$d*.py >/dev/null 2>&1; then echo "mypy $$d"; $(VENV)/bin/mypy $(MYPY_TEST_FLAGS) $$d; fi; \
+	@set -e; for d in $$(find tests -mindepth 2 -name '*.py' -printf '%h\n' | sort -u); do \
+		echo "mypy $$d"; $(VENV)/bin/mypy $(MYPY_TEST_FLAGS) $$d/*.py; \
 	done
 	cd examples/plugin-benchmark && MYPYPATH=$(CURDIR)/src $(abspath $(VENV))/bin/mypy  # its own [tool.mypy]
 
@@ -65,7 +65,7 @@ bench: $(STAMP)
 # Mutation testing (docs/testing.md): mutmut over the files in [tool.mutmut] of pyproject.toml.
 # MUTATE picks the mutants to run (module globs; e.g. MUTATE="toolsight.engine.store*"); a file must be
 # listed in only_mutate to have mutants. Results stay in mutants/ (re-runs skip what is known).
-MUTATE ?= toolsight.scoring* toolsight.metrics.chain* toolsight.engine.store*
+MUTATE ?= toolsight.scoring* toolsight.benchmarks.*.scorer* toolsight.metrics.chain* toolsight.engine.store*
 SHARED ?= $(abspath ..)/shared
 mutation: $(STAMP)
 	TOOLSIGHT_SHARED=$(SHARED) $(VENV)/bin/mutmut run $(MUTATE)

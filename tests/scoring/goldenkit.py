@@ -23,9 +23,8 @@ from typing import Any
 if __name__ == "__main__":  # run as a script: make the test helpers importable as pytest does
     sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
-from test_judge_scripted import ScriptedJudge
-
 from fidelitykit import vectors
+from judgekit import ScriptedJudge
 from toolsight.benchmarks.phystoolbench.scorer import (
     phystool_correct,
     phystool_parse_cot,

@@ -7,8 +7,8 @@ import string
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_judge_scripted import ScriptedJudge
 
+from judgekit import ScriptedJudge
 from toolsight.scoring.extract import (
     DEFAULT_EXTRACT_PROMPT,
     answer_section,

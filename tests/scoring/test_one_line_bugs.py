@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from test_judge_scripted import ScriptedJudge
 
+from judgekit import ScriptedJudge
 from toolsight.benchmarks.tir_bench.scorer import resolve_choice, tir_score_item
 from toolsight.benchmarks.vtc_bench.scorer import VtcScorer, vtc_goes_to_judge, vtc_rule_score
 from toolsight.scoring.base import ScoreContext

@@ -6,8 +6,8 @@ import asyncio
 import json
 
 import pytest
-from test_judge_scripted import RAISE, ScriptedJudge
 
+from judgekit import RAISE, ScriptedJudge
 from toolsight.benchmarks.registry import get_scorer
 from toolsight.scoring.base import Score, ScoreContext
 from toolsight.scoring.judge import JudgeUnavailableError

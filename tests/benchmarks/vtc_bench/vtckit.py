@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from goldenwirekit import stand_in
-
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.engine.options import RunOptions
 from toolsight.engine.runner import Runner, load_for_run

@@ -11,10 +11,10 @@ import json
 import math
 from typing import Any
 
-from test_judge_scripted import ScriptedJudge
 from vtbofficial import official_judge_prompt
 
 from fidelitykit import vectors
+from judgekit import ScriptedJudge
 from toolsight.benchmarks.registry import get_scorer
 from toolsight.benchmarks.visualtoolbench.scorer import STEM_CATEGORIES, summarize, task_from_official
 from toolsight.scoring.base import Score, ScoreContext

@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from enginekit import write_png, write_png_bomb
 
+from enginekit import write_png, write_png_bomb
 from toolsight.tasks import DatasetError, Rubric, Task, load_dataset, validate_dataset
 
 

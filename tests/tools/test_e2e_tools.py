@@ -16,8 +16,8 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from enginekit import StepModel, call, imread, say
 
+from enginekit import StepModel, call, imread, say
 from toolsight.agents.inputs import register_inputs
 from toolsight.agents.loop import Agent
 from toolsight.agents.settings import AgentSettings

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from enginekit import imread, write_png
 from pydantic import Field
 
+from enginekit import imread, write_png
 from toolsight.tools.base import ArtifactStore, Toolbox, ToolContext, ToolResult, tool
 from toolsight.tools.crop import crop
 

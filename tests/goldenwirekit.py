@@ -29,7 +29,7 @@ from toolsight.models.registry import get_model
 from toolsight.models.scripted import ScriptedServer
 from toolsight.models.scripted.script import Script
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = Path(os.environ.get("TOOLSIGHT_GOLDEN_WIRE", ROOT.parent / "shared" / "golden-wire"))
 VTC = GOLDEN / "vtc-bench"
 SETTINGS = {"interface": "interface", "strong_gt": "strong+gt", "weak": "weak", "code": "code"}

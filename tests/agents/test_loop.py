@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from enginekit import StepModel, call, say, write_png
-
 from toolsight.agents.inputs import register_inputs
 from toolsight.agents.loop import Agent
 from toolsight.agents.settings import AgentSettings

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_judge_scripted import ScriptedJudge
 
 from fidelitykit import vectors
+from judgekit import ScriptedJudge
 from sharedfiles import shared_file
 from toolsight.benchmarks.registry import get_scorer
 from toolsight.benchmarks.visbrowse_bench.scorer import (

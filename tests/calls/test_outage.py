@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from enginekit import StepModel, say
 
+from enginekit import StepModel, say
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 from toolsight.calls.breaker import CircuitBreaker, StillDown
 from toolsight.engine.options import RunOptions

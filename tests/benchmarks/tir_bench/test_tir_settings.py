@@ -7,8 +7,8 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from enginekit import imread
 
+from enginekit import imread
 from toolsight.benchmarks.tir_bench.benchmark import tir_settings
 from toolsight.benchmarks.tir_bench.tools import rotate_image
 from toolsight.tools.base import ArtifactStore, Toolbox
