@@ -156,6 +156,7 @@ def test_missing_images_download_once_into_the_cache(tmp_path: Path) -> None:
         assert len(served) == 3  # second load: from the cache
         shutil.rmtree(root)
         srv.shutdown()
+        srv.server_close()  # refused at once (a listening socket nobody serves would hang each download)
         with pytest.raises(VisBrowseError, match="not downloadable"):
             load_visbrowse(d)
     finally:
