@@ -5,6 +5,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 PYTHON ?= python3
+# the test suite runs on this many worker processes (pytest-xdist; CI has 2 cores)
+PYTEST_WORKERS ?= 2
 
 .PHONY: run test lint typecheck pytest system-deps bench clean mutation
 
@@ -49,7 +51,7 @@ typecheck: $(STAMP)
 	cd examples/plugin-benchmark && MYPYPATH=$(CURDIR)/src $(abspath $(VENV))/bin/mypy  # its own [tool.mypy]
 
 pytest: $(STAMP) system-deps
-	@$(VENV)/bin/pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo 'no tests collected'; exit 0; fi; exit $$rc
+	@$(VENV)/bin/pytest -n $(PYTEST_WORKERS); rc=$$?; if [ $$rc -eq 5 ]; then echo 'no tests collected'; exit 0; fi; exit $$rc
 
 test: lint typecheck pytest
 
