@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clikit import dataset, env, records, ts
 
 import toolsight
+from clikit import dataset, env, records, ts
 from toolsight.api import RunHooks
 from toolsight.errors import ToolsightError
 from toolsight.log.files import read_manifest

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 import typer
-from clikit import TOOLSIGHT, assert_one_error_line, dataset, env, lines, records, ts
 
 import toolsight
+from clikit import TOOLSIGHT, assert_one_error_line, dataset, env, lines, records, ts
 from toolsight.cli import app
 from toolsight.models.scripted.script import Script, Step
 from toolsight.models.scripted.server import ScriptedServer

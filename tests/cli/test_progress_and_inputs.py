@@ -7,9 +7,8 @@ import json
 import re
 from pathlib import Path
 
-from clikit import dataset, lines, ts
-
 import toolsight
+from clikit import dataset, lines, ts
 from toolsight.api.progress import PlainProgress
 from toolsight.models.scripted.script import Script, Step
 from toolsight.models.scripted.server import ScriptedServer

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from clikit import assert_one_error_line, ts
-
 from toolsight.benchmarks.generation import generate
 
 

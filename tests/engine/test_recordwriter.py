@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 from enginekit import StepModel, call, say
-
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 from toolsight.engine.options import RunOptions
 from toolsight.engine.runner import Runner

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from enginekit import StepModel, say, write_png
 
+from enginekit import StepModel, say, write_png
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 from toolsight.engine.options import RunOptions
 from toolsight.engine.rundir import RunDirBusy, RunError, RunLock

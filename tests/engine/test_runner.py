@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from enginekit import StepModel, call, say
 
+from enginekit import StepModel, call, say
 from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 from toolsight.engine.options import RunOptions
 from toolsight.engine.rundir import RunError

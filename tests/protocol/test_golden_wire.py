@@ -21,8 +21,8 @@ import json
 from pathlib import Path
 
 import pytest
-from goldenwirekit import golden_bodies, golden_files, mask_tracebacks, replay, require
 
+from goldenwirekit import golden_bodies, golden_files, mask_tracebacks, replay, require
 from toolsight.benchmarks.vtc_bench import loop as vtc_loop
 from toolsight.benchmarks.vtc_bench.tools import code as vtc_code
 
