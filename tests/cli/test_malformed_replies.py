@@ -7,10 +7,11 @@ SDK talks to the scripted server on 127.0.0.1."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from clikit import dataset, records, ts
 
+from clikit import dataset, records, ts
 from toolsight.models.scripted.script import Script, Step
 from toolsight.models.scripted.server import ScriptedServer
 
@@ -21,7 +22,7 @@ def _base_url(srv: ScriptedServer, provider: str) -> str:
     return srv.openai_base_url if provider == "openai" else srv.base_url
 
 
-def _run(tmp: Path, provider: str, steps: list[Step], *flags: str) -> tuple[int, str, list[dict]]:
+def _run(tmp: Path, provider: str, steps: list[Step], *flags: str) -> tuple[int, str, list[dict[str, Any]]]:
     ds = dataset(tmp / "ds", 1)  # gold A
     with ScriptedServer(Script(steps=steps)) as srv:
         r = ts("run", str(ds), "-m", f"{provider}/m", "--base-url", _base_url(srv, provider), "--out",

@@ -113,6 +113,10 @@ class Script(BaseModel):
     tasks: dict[str, list[Step]] = Field(default_factory=dict)
     rule: Rule | None = None
     capacity: Capacity | None = None
+    #: a streamed Chat Completions reply carries usage in its last chunk `always` (as many compatible
+    #: servers do, and the server the golden-wire recordings used), or only when `requested` with
+    #: `stream_options.include_usage` (as OpenAI does)
+    stream_usage: Literal["always", "requested"] = "always"
 
     @model_validator(mode="after")
     def _check(self) -> Script:

@@ -296,6 +296,14 @@ def _malformed(step: Step, wire: str, model: str) -> web.Response:
                                  "model": model, "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                                  "choices": [] if text is None else
                                  [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+    elif wire == "responses":  # a hosted-interpreter run whose outputs are a number, or no output at all
+        reply = {"id": "resp_scripted", "object": "response", "created_at": int(time.time()), "status": "completed",
+                 "model": model, "output": [] if text is None else
+                 [{"type": "code_interpreter_call", "id": "ci_scripted_1", "code": "print(1)", "outputs": text,
+                   "container_id": "cntr_scripted", "status": "completed"},
+                  {"type": "message", "id": "msg_scripted", "role": "assistant", "status": "completed",
+                   "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+                 "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}
     elif wire == "anthropic":
         reply = {"id": "msg_scripted", "type": "message", "role": "assistant", "model": model,
                  "content": [] if text is None else [{"type": "text", "text": text}], "stop_reason": "end_turn",
@@ -421,6 +429,9 @@ class ScriptedServer:
         ids = [c.id or self.player.new_call_id() for c in step.tool_calls]
         reply = _WRITERS[wire](step, model, _usage(step, body, wire, model), ids)
         if wire == "openai" and body.get("stream") is True:
+            asked = bool((body.get("stream_options") or {}).get("include_usage"))
+            if self.script.stream_usage == "requested" and not asked:
+                reply = {k: v for k, v in reply.items() if k != "usage"}
             return await _openai_sse(request, reply)
         return web.Response(body=orjson.dumps(reply), content_type="application/json")
 
