@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 from clikit import dataset, records, ts
-
 from toolsight.log.textcap import MAX_STORED_TEXT, cap_text
 from toolsight.models.scripted.script import Script, Step
 from toolsight.models.scripted.server import ScriptedServer

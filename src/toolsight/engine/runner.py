@@ -42,6 +42,7 @@ from toolsight.log.files import RECORDS, complete_lines, iter_latest_records, re
 from toolsight.log.record import Record, record_key
 from toolsight.models.base import GenerateConfig, Model
 from toolsight.scoring.base import ScoreContext, Scorer
+from toolsight.scoring.judge import judge_need
 from toolsight.tasks.dataset import dataset_hash, task_hashes
 from toolsight.tasks.select import SelectionError, select_tasks
 from toolsight.tasks.taskset import TaskSet
@@ -153,6 +154,7 @@ class Runner:
         # the tasks this run covers, chosen now so a bad --task-id / --tag fails before the run
         # directory exists
         self.selected = self._select()
+        self._preflight()
         if opts.control.epochs > 1 or opts.scoring.epochs_reducer is not None:
             from toolsight.metrics.epochs import DEFAULT_REDUCER, check_reducer
 
@@ -162,6 +164,25 @@ class Runner:
             except ValueError as exc:
                 raise RunError(f"--epochs-reducer: {exc}") from None
             self.opts = opts = opts.replace(epochs_reducer=reducer)
+
+    def _preflight(self) -> None:
+        """Refuse, before the run directory exists, a run that could not do what it is asked: scoring
+        that needs an LLM judge with none given, or web tools on a live web that is not usable."""
+        if self.scorer is not None and self.judge_model is None and not getattr(self.model, "answers_with_gold", False):
+            why = judge_need(self.scorer, self.selected)
+            if why:
+                raise RunError(f"{self.bench.name} scores with {self.scorer.name!r}, which needs an LLM judge: {why}. "
+                               "Pass --judge MODEL (e.g. --judge openai/gpt-4o), or --no-score to run the model now "
+                               "and score later with `toolsight score RUN --judge MODEL`")
+        if self.uses_web:
+            from toolsight.web import WebError
+            from toolsight.web.preflight import check_live, resolved_mode
+
+            try:
+                if resolved_mode(self.opts.web.backend, self.loaded.web_corpus) == "live":
+                    check_live()
+            except WebError as exc:
+                raise RunError(str(exc)) from None
 
     def _select(self) -> TaskSet:
         """--tag / --task-id, then --limit, then the setting's own expansion (`tasks_for`); held as

@@ -406,6 +406,9 @@ class ReferenceModel(Model):
     """`--model reference`: runs each task's reference solution through the real tools."""
 
     tool_image_mode = "user"
+    #: its answers are the gold ones (when its solution works), so exact match scores it: a run needs
+    #: no judge (an answer that does not match becomes a score error, never a silent pass)
+    answers_with_gold = True
 
     def __init__(self, name: str = "reference", dataset_root: Path | None = None) -> None:
         super().__init__(name)

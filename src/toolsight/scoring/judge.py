@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from toolsight.errors import ToolsightError
 from toolsight.models.base import GenerateConfig, Message, Model
 from toolsight.scoring.base import JudgeCall, ScoreContext
+from toolsight.tasks.schema import Task
 
 T = TypeVar("T")
 
@@ -43,6 +44,13 @@ def require_judge(ctx: ScoreContext, scorer: str) -> Model:
             "or set ScoreContext.judge"
         )
     return ctx.judge
+
+
+def judge_need(scorer: object, tasks: Sequence[Task]) -> str | None:
+    """Why `scorer` needs an LLM judge to score `tasks` (a scorer says so with a `judge_need(tasks)`
+    method), or None when it scores them without one. A run checks this before it starts."""
+    need = getattr(scorer, "judge_need", None)
+    return need(tasks) if callable(need) else None
 
 
 @dataclass

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,6 +155,11 @@ class RubricScorer:
     @property
     def official(self) -> bool:
         return self.mode == "official"
+
+    def judge_need(self, tasks: Sequence[Task]) -> str | None:
+        """Rubrics are read by an LLM judge: needed when any task has one."""
+        n = sum(1 for t in tasks if any(turn.rubrics for turn in t.turns))
+        return f"{n} of {len(tasks)} task(s) are graded by rubrics, which an LLM judge reads" if n else None
 
     def _pairs(self, task: Task, responses: list[str]) -> list[tuple[int, Turn, str | None]]:
         if self.official:  # zip(model turns, rubric turns): extra turns on either side are ignored

@@ -16,7 +16,7 @@ a reply that is neither yes nor no is retried and then recorded as `Score.error`
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from toolsight.log.modes import ScorerMode
 from toolsight.scoring.base import Score, ScoreContext
@@ -88,6 +88,12 @@ class SemanticJudgeScorer:
 
     def extract(self, response: str) -> str | None:
         return self._extract(response)
+
+    def judge_need(self, tasks: Sequence[Task]) -> str | None:
+        """An answer that does not match the gold exactly goes to the judge: needed for any task with gold."""
+        n = sum(1 for t in tasks if any(turn.answer is not None for turn in t.turns))
+        return (f"an answer that does not match the gold exactly is judged for equivalence by an LLM ({n} of "
+                f"{len(tasks)} task(s) have gold)") if n else None
 
     async def score(self, task: Task, responses: list[str], ctx: ScoreContext) -> Score:
         runner: JudgeRunner | None = None

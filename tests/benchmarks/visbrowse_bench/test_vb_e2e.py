@@ -99,7 +99,7 @@ def test_sample_task_offline_then_replayed_with_identical_records(tmp_path: Path
     with ScriptedServer(_script()) as srv:
         p = _cli("run", "visbrowse-bench", "--data", str(SAMPLE), "--setting", "+IS", "--model", "openai/vb",
                  "--base-url", srv.openai_base_url, "--web", f"offline={corpus}", "--summary-model", "mock/summ",
-                 "--limit", "1", "--out", str(run1), "--no-report", env=env)
+                 "--judge", "mock/judge", "--limit", "1", "--out", str(run1), "--no-report", env=env)
         assert p.returncode == 0, p.stderr
         first = srv.requests[0].body
     rec = _records(run1)[0]
@@ -119,7 +119,7 @@ def test_sample_task_offline_then_replayed_with_identical_records(tmp_path: Path
     with ScriptedServer(_script()) as srv:
         p = _cli("run", "visbrowse-bench", "--data", str(SAMPLE), "--setting", "+IS", "--model", "openai/vb",
                  "--base-url", srv.openai_base_url, "--web", f"replay={run1}", "--limit", "1", "--out", str(run2),
-                 "--no-report", env=_env(tmp_path))
+                 "--judge", "mock/judge", "--no-report", env=_env(tmp_path))
         assert p.returncode == 0, p.stderr
     assert [_norm(r, run2) for r in _records(run2)] == [_norm(r, run1) for r in _records(run1)]
     m2 = json.loads((run2 / "manifest.json").read_text())
@@ -136,7 +136,7 @@ def test_replay_with_different_model_replies_fails_the_task_clearly(tmp_path: Pa
     script.write_text(json.dumps({"steps": [{"text": "search", "tool_calls": [
         {"name": "text_search", "arguments": {"query": "never recorded"}}]}, {"text": "<answer>x</answer>"}]}))
     p = _cli("run", "visbrowse-bench", "--data", str(miniweb), "--model", "mock/m", "--limit", "1", "--out",
-             str(tmp_path / "r2"), "--web", f"replay={run1}", "--no-report",
+             str(tmp_path / "r2"), "--web", f"replay={run1}", "--no-report", "--no-score",
              env=_env(tmp_path, TOOLSIGHT_SCRIPT=str(script)))
     rec = _records(tmp_path / "r2")[0]
     assert rec["error"] and "has no recorded text_search call" in rec["error"], p.stderr

@@ -46,6 +46,7 @@ def _script() -> Script:
 def _ts(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["COLUMNS"] = "250"
+    env["TOOLSIGHT_WEB_KEYLESS"] = "1"  # live web by default (no corpus): accepted; these scripts never search
     return subprocess.run([sys.executable, "-m", "toolsight", *args], capture_output=True, text=True, env=env,
                           timeout=300)
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -538,6 +538,10 @@ class TirScorer:
         self.extractor = extractor
         self.few_shot = dict(few_shot or {})
         self.name = "tir-bench" if jigsaw_rule == "position" else "tir-bench-iou"
+
+    def judge_need(self, tasks: Sequence[Task]) -> str | None:
+        """`tir-bench-llm` extracts every answer with an LLM (the rule-based scorers need none)."""
+        return "scorer 'tir-bench-llm' extracts answers with an LLM" if self.llm and tasks else None
 
     async def score(self, task: Task, responses: list[str], ctx: ScoreContext) -> Score:
         response = responses[0] if responses else ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -60,6 +60,11 @@ class VisualToolBenchScorer:
         self.mode: Mode = mode
         self.rubrics = RubricScorer(mode=mode, name="visualtoolbench")
         self.name = "visualtoolbench"
+
+    def judge_need(self, tasks: Sequence[Task]) -> str | None:
+        """Rubrics need a judge, except those that carry deterministic checks (the generated set)."""
+        n = sum(1 for t in tasks if any(turn.rubrics for turn in t.turns) and not has_checks(t))
+        return f"{n} of {len(tasks)} task(s) have rubrics an LLM judge reads" if n else None
 
     async def score(self, task: Task, responses: list[str], ctx: ScoreContext) -> Score:
         if ctx.judge is None and any(t.rubrics for t in task.turns):  # no rubric needs no judge
