@@ -17,7 +17,7 @@ from toolsight.models.scripted.server import ScriptedServer
 def _run(miniweb: Path, out: Path, *flags: str, **env: str) -> tuple[int, str]:
     with ScriptedServer(Script(steps=[Step(text="<answer>x</answer>")])) as srv:
         r = ts("run", "visbrowse-bench", "--data", str(miniweb), "-m", "openai/m", "--base-url", srv.openai_base_url,
-               "--out", str(out), "--limit", "1", "--no-report", *flags, **env)
+               "--out", str(out), "--limit", "1", "--no-report", *flags, cwd=None, timeout=300, **env)
         asked = len(srv.requests)
     if r.returncode == 2:
         assert asked == 0  # refused before any model call
