@@ -40,7 +40,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings=_CONTEXT,
 )
-list_app = typer.Typer(help="List benchmarks, settings, caps, models, tools and generators.", no_args_is_help=True,
+list_app = typer.Typer(help="List benchmarks, settings, caps, models, agents, tools and generators.", no_args_is_help=True,
                        rich_markup_mode=None, context_settings=_CONTEXT)
 app.add_typer(list_app, name="list")
 # soft_wrap: output is never hard-wrapped at 80 columns (one-line errors, pasteable commands)
@@ -522,10 +522,26 @@ def list_models() -> None:
         out.print(f"{name:14s} {desc}", highlight=False)
 
 
+@list_app.command("agents")
+def list_agents() -> None:
+    """Agents `--agent NAME` can run (any benchmark's tasks), and the tool sets each calls by itself."""
+    from toolsight.agents.registry import agent_toolsets, describe_agents
+
+    agents = describe_agents()
+    width = max((len(n) for n in agents), default=0)
+    for name, desc in agents.items():
+        own = agent_toolsets(name)
+        tools = f" [tool sets: {', '.join(own)}]" if own else ""
+        out.print(f"{name:{width}s}  {desc}{tools}", highlight=False, markup=False)
+
+
 @list_app.command("tools")
 def list_tools() -> None:
     """Tool sets, their tools, and the sandbox isolation in force."""
+    from toolsight.agents.registry import agent_names
     from toolsight.tools.registry import UnknownToolSet, build_tools, describe_toolsets
+
+    agent_names()  # registers the tool sets agents bring with them
 
     for name, desc in describe_toolsets().items():
         try:
