@@ -101,17 +101,21 @@ def normalise(o: Any) -> Any:
     return o
 
 
-def _write_tasks(data: Path, tasks: list[dict[str, Any]]) -> None:
+def write_tasks(data: Path, tasks: list[dict[str, Any]]) -> None:
+    data.mkdir(parents=True, exist_ok=True)
     with (data / "tasks.jsonl").open("w", encoding="utf-8") as fh:
         for t in tasks:
             fh.write(json.dumps(t) + "\n")
 
 
-def _run(data: Path, run: Path, script: dict[str, Any], model: str, agent: str) -> tuple[list[Any], list[dict[str, Any]]]:
+def run_agent(data: Path, run: Path, script: dict[str, Any], model: str, agent: str, loop: str = "official",
+              caps: dict[str, Any] | None = None) -> tuple[list[Any], list[dict[str, Any]]]:
+    """Run the dataset folder `data` with `--agent agent --loop loop` against a scripted server playing
+    `script`; the requests it received and the records."""
     with ScriptedServer(Script.model_validate(script)) as srv:
-        opts = RunOptions.of(benchmark=str(data), model=model, agent=agent, loop="official", data=str(data),
+        opts = RunOptions.of(benchmark=str(data), model=model, agent=agent, loop=loop, data=str(data),
                              base_url=srv.openai_base_url, out=str(run), concurrency=1, score=False, cache=False,
-                             retries=0)
+                             retries=0, caps=caps or {})
         bench = get_benchmark(str(data))
         runner = Runner(opts, bench, load_for_run(bench, str(data)), get_model(opts.model.spec,
                                                                                base_url=opts.model.base_url))
@@ -138,9 +142,9 @@ def replay_pyvision(path: Path, tmp: Path) -> dict[str, Any]:
     question = g["fixture"]["question"]
     found = MARK.search(question)
     key = found.group(1) if found else "task"
-    _write_tasks(data, [{"id": key, "turns": [{"prompt": question,
+    write_tasks(data, [{"id": key, "turns": [{"prompt": question,
                                                "images": [{"path": rel} for rel in g["fixture"]["images"]]}]}])
-    recorded, records = _run(data, run, g["script"], f"openai/{g['model']}", pyvision_agent(g))
+    recorded, records = run_agent(data, run, g["script"], f"openai/{g['model']}", pyvision_agent(g))
     return {"golden": g, "bodies": [normalise(r.body) for r in recorded], "tasks": [r.task for r in recorded],
             "records": records}
 
@@ -164,8 +168,8 @@ def replay_deepeyes(path: Path, tmp: Path) -> dict[str, Any]:
         }
     order = [k for k in dict.fromkeys(g["task_order"]) if k in by_key]
     order += [k for k in by_key if k not in order]
-    _write_tasks(data, [by_key[k] for k in order])
-    recorded, records = _run(data, run, g["script"], f"openai/{g['served_model_id']}", "deepeyes")
+    write_tasks(data, [by_key[k] for k in order])
+    recorded, records = run_agent(data, run, g["script"], f"openai/{g['served_model_id']}", "deepeyes")
     return {"golden": g, "bodies": [normalise(r.body) for r in recorded], "tasks": [r.task for r in recorded],
             "records": records}
 
