@@ -17,6 +17,7 @@ import pytest
 from PIL import Image
 
 from agentwirekit import make_image, run_agent, write_tasks
+from toolsight.agents.pyvision.agent import SAFETY_ROUNDS
 
 FENCE = "```"
 
@@ -109,11 +110,11 @@ def test_pyvision_later_turns_and_the_round_cap(tmp_path: Path) -> None:
     assert [turn2[0]["text"], turn2[2]["text"], turn2[3]["text"]] == ["<image_clue_2>", "</image_clue_2>\n\n", "Second"]
     assert "(100, 50) (320, 240)" in _text(bodies[3]["messages"][-1])
     assert [t["answer"] for t in rec["trajectory"]["turns"]] == ["1", "2"]
-    # the original has no turn limit: the setting's max_rounds is the safety stop
-    loop = {"k": [{"text": code("print(1)")}]}
+    # the original has no turn limit: a safety stop after 100 calls, whatever the setting's own cap (1 here)
+    loop = {"k": [{"text": code("print(1)")}]}  # the last step repeats
     bodies, rec = _run(tmp_path / "cap", _data(tmp_path / "cap", [{"prompt": "Q [task:k]"}]), loop, "pyvision",
-                       "official", caps={"max_rounds": 3})
-    assert len(bodies) == 3 and rec["trajectory"]["turns"][0]["stop_reason"] == "max_rounds"
+                       "official", caps={"max_rounds": 1})
+    assert len(bodies) == SAFETY_ROUNDS == 100 and rec["trajectory"]["turns"][0]["stop_reason"] == "max_rounds"
 
 
 # ---- DeepEyes -------------------------------------------------------------------------------------

@@ -30,7 +30,9 @@ def test_pyvision_templates_and_first_message() -> None:
     assert ("width of image_clue_0: 10, height of image_clue_0: 20\nwidth of image_clue_1: 30, height of "
             "image_clue_1: 40\n") in texts[6] and "\nQ?\n" in texts[6]
     no_tool = P.first_message("no_tool", "Q?", [(a, 10, 20)])
-    assert isinstance(no_tool.content[0], ImagePart) and no_tool.content[1].text.endswith("*user question*:\nQ?")
+    first, second = no_tool.content
+    assert isinstance(first, ImagePart) and isinstance(second, TextPart)
+    assert second.text.endswith("*user question*:\nQ?")
 
 
 def test_pyvision_interpreter_messages() -> None:

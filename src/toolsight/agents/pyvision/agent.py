@@ -5,9 +5,9 @@ Per turn: the first user message (`protocol.first_message`, the question from th
 `</code>\\n`), the block run by the `pyvision_python` executor in the sandbox, its `<interpreter>`
 user message → model … until a reply without code, which is the turn's answer (the answer tag's
 `\\boxed{}` is the extracted answer; scorers read the whole reply). There is no turn limit in the
-original; toolsight stops after the setting's `max_rounds` model calls (`--cap max_rounds=N`), the
-only setting cap it honours. The setting's system prompt, user template, tools and image caps are
-not used (PyVision sends the image files as they are).
+original; toolsight stops a turn after `SAFETY_ROUNDS` (100) model calls, or the setting's `max_rounds`
+when that is higher (`--cap max_rounds=N`). The setting's system prompt, user template, tools, other
+caps and image limits are not used (PyVision sends the image files as they are).
 
 `official` loop: the original's requests byte for byte (`framework.ask`), its executor (a stale
 worker after a timeout), its failures (an empty code block, a reply without content: the driver
@@ -40,6 +40,10 @@ from toolsight.tasks.schema import Task, Turn
 from toolsight.tools.base import Artifact, Toolbox
 
 DEFAULT_PROMPT = "vistool_with_img_info_v2"
+#: model calls per turn before the safety stop (the original has no limit; the paper's PyVision took 4.72
+#: turns on average); a setting's `max_rounds` above it raises it, never lowers it — a benchmark's own
+#: driver caps (one call, twenty) are not PyVision's
+SAFETY_ROUNDS = 100
 
 
 class PyVisionAgent:
@@ -115,7 +119,7 @@ class PyVisionAgent:
         stop: StopReason = "answered"
         reply = ""
         while True:
-            if rounds >= self.settings.max_rounds:
+            if rounds >= max(self.settings.max_rounds, SAFETY_ROUNDS):
                 stop = "max_rounds"
                 break
             rounds += 1

@@ -74,7 +74,7 @@ def framework_settings(loop: str = "official") -> dict[str, AgentSettings]:
     official = loop == "official"
     return {name: AgentSettings(name=name, agent=name, loop="official" if official else "toolsight",
                                 user_template="{prompt}", answer_format="raw", tools=[],
-                                max_rounds=OFFICIAL_MAX_ROUNDS if official else 20, time_limit_s=None,
+                                max_rounds=OFFICIAL_MAX_ROUNDS, time_limit_s=None,
                                 max_images_in_context=None, max_image_pixels=None)
             for name in FRAMEWORK_ROWS}
 
