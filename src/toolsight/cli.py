@@ -486,6 +486,7 @@ def list_benchmarks() -> None:
 @list_app.command("settings")
 def list_settings(benchmark: Annotated[str, typer.Argument(help="benchmark name or dataset folder")]) -> None:
     """Settings of a benchmark."""
+    from toolsight.agents.registry import agent_toolsets
     from toolsight.benchmarks.registry import get_benchmark
 
     try:
@@ -494,9 +495,11 @@ def list_settings(benchmark: Annotated[str, typer.Argument(help="benchmark name 
         raise _fail(str(exc)) from None
     for name, s in b.settings().items():
         mark = " (default)" if name == b.default_setting else ""
-        tools = ", ".join(s.tools) or "no tools"
+        own = [t for t in agent_toolsets(s.agent) if t not in s.tools]  # an agent's own, e.g. pyvision's
+        tools = ", ".join([*s.tools, *own]) or "no tools"
+        agent = f"; agent {s.agent}" if s.agent != "default" else ""
         clock = f"; task timeout {s.task_timeout_s:g} s" if s.task_timeout_s else ""
-        out.print(f"{name}{mark}: loop {s.loop}; tools: {tools}; max tool calls {s.max_tool_calls}, "
+        out.print(f"{name}{mark}: loop {s.loop}{agent}; tools: {tools}; max tool calls {s.max_tool_calls}, "
                   f"max rounds {s.max_rounds}{clock}", highlight=False)
 
 
