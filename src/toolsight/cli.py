@@ -40,7 +40,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings=_CONTEXT,
 )
-list_app = typer.Typer(help="List benchmarks, settings, caps, models, tools and generators.", no_args_is_help=True,
+list_app = typer.Typer(help="List benchmarks, settings, caps, models, agents, tools and generators.", no_args_is_help=True,
                        rich_markup_mode=None, context_settings=_CONTEXT)
 app.add_typer(list_app, name="list")
 # soft_wrap: output is never hard-wrapped at 80 columns (one-line errors, pasteable commands)
@@ -486,6 +486,7 @@ def list_benchmarks() -> None:
 @list_app.command("settings")
 def list_settings(benchmark: Annotated[str, typer.Argument(help="benchmark name or dataset folder")]) -> None:
     """Settings of a benchmark."""
+    from toolsight.agents.registry import agent_toolsets
     from toolsight.benchmarks.registry import get_benchmark
 
     try:
@@ -494,9 +495,11 @@ def list_settings(benchmark: Annotated[str, typer.Argument(help="benchmark name 
         raise _fail(str(exc)) from None
     for name, s in b.settings().items():
         mark = " (default)" if name == b.default_setting else ""
-        tools = ", ".join(s.tools) or "no tools"
+        own = [t for t in agent_toolsets(s.agent) if t not in s.tools]  # an agent's own, e.g. pyvision's
+        tools = ", ".join([*s.tools, *own]) or "no tools"
+        agent = f"; agent {s.agent}" if s.agent != "default" else ""
         clock = f"; task timeout {s.task_timeout_s:g} s" if s.task_timeout_s else ""
-        out.print(f"{name}{mark}: loop {s.loop}; tools: {tools}; max tool calls {s.max_tool_calls}, "
+        out.print(f"{name}{mark}: loop {s.loop}{agent}; tools: {tools}; max tool calls {s.max_tool_calls}, "
                   f"max rounds {s.max_rounds}{clock}", highlight=False)
 
 
@@ -535,10 +538,26 @@ def list_models() -> None:
         out.print(f"{name:14s} {desc}", highlight=False)
 
 
+@list_app.command("agents")
+def list_agents() -> None:
+    """Agents `--agent NAME` can run (any benchmark's tasks), and the tool sets each calls by itself."""
+    from toolsight.agents.registry import agent_toolsets, describe_agents
+
+    agents = describe_agents()
+    width = max((len(n) for n in agents), default=0)
+    for name, desc in agents.items():
+        own = agent_toolsets(name)
+        tools = f" [tool sets: {', '.join(own)}]" if own else ""
+        out.print(f"{name:{width}s}  {desc}{tools}", highlight=False, markup=False)
+
+
 @list_app.command("tools")
 def list_tools() -> None:
     """Tool sets, their tools, and the sandbox isolation in force."""
+    from toolsight.agents.registry import agent_names
     from toolsight.tools.registry import UnknownToolSet, build_tools, describe_toolsets
+
+    agent_names()  # registers the tool sets agents bring with them
 
     for name, desc in describe_toolsets().items():
         try:

@@ -2,9 +2,11 @@
 
 An agent turns one Task into a Trajectory (`Solver.run`). The default is the tool loop in
 `toolsight.agents.loop`; other agents (a benchmark's official loop, the VCR pipeline) register
-here, built-ins by plain import in `_builtins`, third-party ones through the `toolsight.agents`
+here, built-ins by plain import in `_load`, third-party ones through the `toolsight.agents`
 entry-point group (`name = "package.module:factory"`). A factory is called as
-`factory(model, settings, generate)`.
+`factory(model, settings, generate)`. An agent that calls tools by itself names their tool sets
+(`toolsets`); the agent frameworks' own sets (`pyvision`, `deepeyes`) are registered here, with the
+agents, into the tool registry (`toolsight list tools` shows them).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from toolsight.errors import ToolsightError
 from toolsight.log.trajectory import Trajectory
 from toolsight.models.base import Generate, Model
 from toolsight.tasks.schema import Task
-from toolsight.tools.base import Artifact, Toolbox
+from toolsight.tools.base import Artifact, Tool, Toolbox
+from toolsight.tools.registry import register_toolset
 
 
 class Solver(Protocol):
@@ -67,6 +70,53 @@ def _vcr(model: Model, settings: AgentSettings, generate: Generate) -> Solver:
     return VCRAgent(model, settings, generate)
 
 
+def _pyvision(prompt: str) -> AgentFactory:
+    def factory(model: Model, settings: AgentSettings, generate: Generate) -> Solver:
+        from toolsight.agents.pyvision.agent import PyVisionAgent
+
+        return PyVisionAgent(model, settings, generate, prompt=prompt)
+
+    return factory
+
+
+def _deepeyes(model: Model, settings: AgentSettings, generate: Generate) -> Solver:
+    from toolsight.agents.deepeyes.agent import DeepEyesAgent
+
+    return DeepEyesAgent(model, settings, generate)
+
+
+def _pyvision_tools() -> list[Tool]:
+    from toolsight.agents.pyvision.executor import executor_tools
+
+    return executor_tools()
+
+
+def _deepeyes_tools() -> list[Tool]:
+    from toolsight.agents.deepeyes.zoom import zoom_tools
+
+    return zoom_tools()
+
+
+def _frameworks() -> None:
+    """The agent frameworks and the tool sets they call by themselves (docs/agents.md)."""
+    register_toolset("pyvision", _pyvision_tools, "pyvision_python: PyVision's executor (a persistent namespace "
+                     "with image_clue_i, plt.show() as PNG, 20 s timeout) on a sandbox kernel; the pyvision "
+                     "agent's own tool", needs_sandbox=True)
+    register_toolset("deepeyes", _deepeyes_tools, "image_zoom_in_tool: DeepEyes' zoom-in (crop of the original "
+                     "image, Qwen smart_resize, bicubic) run in the sandbox; the deepeyes agent's own tool",
+                     needs_sandbox=True)
+    pv = ("PyVision (agents-x-project/PyVision): the model writes <code> blocks run in a persistent Python "
+          "namespace in the sandbox (image_clue_i preloaded, plt.show() figures come back); loop official|toolsight")
+    register_agent("pyvision", _pyvision("vistool_with_img_info_v2"), pv, toolsets=("pyvision",))
+    register_agent("pyvision-no-tool", _pyvision("no_tool"), "PyVision with its `no_tool` prompt (code in a "
+                   "reply still runs)", toolsets=("pyvision",))
+    register_agent("pyvision-no-tool-no-cot", _pyvision("no_tool_no_cot"), "PyVision with its `no_tool_no_cot` "
+                   "prompt", toolsets=("pyvision",))
+    register_agent("deepeyes", _deepeyes, "DeepEyes (Visual-Agent/DeepEyes eval): <tool_call> zoom-ins on the "
+                   "original image, for the RL-trained DeepEyes checkpoint behind an OpenAI-compatible server; "
+                   "loop official|toolsight", toolsets=("deepeyes",))
+
+
 def _load() -> None:
     global _loaded
     if _loaded:
@@ -75,6 +125,7 @@ def _load() -> None:
     register_agent("default", _default, "the tool loop: model and tools alternate until an answer or a cap")
     register_agent("vcr", _vcr, "Vision-Centric Reasoning: global analysis, detection terms, "
                    "detect_and_crop_objects, parallel per-crop analysis, integration", toolsets=("detect",))
+    _frameworks()
     for ep in entry_points(group="toolsight.agents"):
         register_agent(ep.name, ep.load(), f"from {ep.value}")
 

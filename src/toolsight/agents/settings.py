@@ -11,6 +11,25 @@ from toolsight.models.base import GenerateConfig
 AnswerFormat = Literal["raw", "answer_tag", "boxed"]
 
 
+class QuestionView(BaseModel):
+    """How an agent that brings its own prompt template (`pyvision`, `deepeyes`) reads a turn.
+
+    Such an agent does not send the setting's `user_template` (it holds the benchmark's own driver
+    texts); it asks for the question itself. The templates take what `user_template` takes
+    (`{prompt}`, `{options}` as "A. text" lines, the turn's scalar `meta` fields) and
+    `{prompt_without_options}`: the prompt with the lines that list its options removed. The options
+    an agent lists apart are the turn's own (`Turn.options`). A benchmark declares its view on its
+    class (`Benchmark.question_view`); docs/agents.md has the table.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str = Field(default="{prompt}", description="the question as one text, its options written in where "
+                      "the benchmark lists them (what PyVision gets as --question)")
+    question: str = Field(default="{prompt_without_options}", description="the question without its options, "
+                          "for templates that list the turn's options apart (DeepEyes' 'Question:')")
+
+
 class AgentSettings(BaseModel):
     """Everything the loop needs to know about a setting. Benchmarks build these."""
 
@@ -49,4 +68,7 @@ class AgentSettings(BaseModel):
     final_nudge: str | None = None
     max_nudges: int = 0
     cap_answer: str = ""
+    question_view: QuestionView | None = Field(
+        default=None, description="how agents with their own prompt template (pyvision, deepeyes) read a turn; "
+                                  "None: the benchmark's own (Benchmark.question_view)")
     generate: GenerateConfig = Field(default_factory=GenerateConfig)

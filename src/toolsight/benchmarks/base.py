@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolsight.agents.registry import Solver, make_agent
-from toolsight.agents.settings import AgentSettings
+from toolsight.agents.settings import AgentSettings, QuestionView
 from toolsight.benchmarks.offline import Generator, StarterPart
 from toolsight.errors import ToolsightError
 from toolsight.log.modes import ScorerMode
@@ -83,6 +83,9 @@ class Benchmark(ABC):
     #: report layout: (grouping tag, metric) tables shown when the user gives no --by; metric is
     #: "score", "pass_rate" or "tool_use" (the paper's tables, e.g. APR by turn type x domain)
     report_tables: list[tuple[str, str]] = []  # noqa: RUF012 - read-only class default
+    #: how agents that bring their own prompt template (pyvision, deepeyes) read this benchmark's turns:
+    #: the question with its options, and without them (docs/agents.md); every setting gets it
+    question_view: ClassVar[QuestionView] = QuestionView()
 
     def __init__(self) -> None:
         self.options: BenchmarkOptions = self.Options()
@@ -137,11 +140,14 @@ class Benchmark(ABC):
                 f"unknown setting {name!r} for {self.target_name()}; {hint}choose one of: {', '.join(s)} "
                 f"(see `toolsight list settings {shlex.quote(self.target_name())}`)"
             )
-        if loop is not None and loop != s[name].loop:
+        chosen = s[name]
+        if loop is not None and loop != chosen.loop:
             if loop not in ("official", "toolsight"):
                 raise BenchmarkError(f"unknown loop mode {loop!r}: use 'official' or 'toolsight'")
-            return self.with_loop(s[name], loop)
-        return s[name]
+            chosen = self.with_loop(chosen, loop)
+        if chosen.question_view is None:  # the benchmark's, unless the setting declares its own
+            chosen = chosen.model_copy(update={"question_view": self.question_view})
+        return chosen
 
     def target_name(self) -> str:
         """What a user types to name this benchmark on the command line (a dataset folder: its path)."""

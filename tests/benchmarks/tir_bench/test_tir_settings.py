@@ -16,7 +16,8 @@ from toolsight.tools.base import ArtifactStore, Toolbox
 
 def test_settings_names_tools_and_strategy_text() -> None:
     s = tir_settings("toolsight")
-    assert set(s) == {"direct", "code", "code-s2", "code-s3", "function", "function-s2", "function-s3"}
+    assert set(s) == {"direct", "code", "code-s2", "code-s3", "function", "function-s2", "function-s3",
+                      "pyvision", "deepeyes"}  # the last two: Table 2's agent-framework rows
     assert s["direct"].tools == [] and s["code"].tools == ["python"] and s["function"].tools == ["rotate_image"]
     assert s["code-s2"].user_template == "{prompt}\nPlease consider to write code to process the image."
     assert s["function"].tool_image_note == "The rotated image is attached."

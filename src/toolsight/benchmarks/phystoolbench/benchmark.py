@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsight.agents.registry import Solver
-from toolsight.agents.settings import AgentSettings
+from toolsight.agents.settings import AgentSettings, QuestionView
 from toolsight.benchmarks.base import Benchmark, LoadedTasks, ScorerFactory
 from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
 from toolsight.benchmarks.phystoolbench.data import (
@@ -101,6 +101,9 @@ class PhysToolBenchmark(Benchmark):
     name = BENCHMARK
     description = "PhysToolBench (1,012 items, 5 levels): physical tool understanding; CoT / no-CoT / VCR"
     default_setting = "cot"
+    # the prompt is the CoT prompt: the question, the rules and the "### Answer" format the official parse
+    # reads; agents with their own template get all of it (no options: objects are numbered in the image)
+    question_view = QuestionView(text="{prompt}", question="{prompt}")
     category_order = {"difficulty": LEVELS, "scene": SCENES}  # noqa: RUF012 - the paper's Table 1 order
     report_tags = ["difficulty", "scene"]  # noqa: RUF012
     row_tag = "prompt"

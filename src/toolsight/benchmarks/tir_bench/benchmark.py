@@ -2,8 +2,9 @@
 
 Settings are the paper's three (App. D): `direct`, `code` (a code interpreter), `function`
 (the predefined `rotate_image(degrees)`), each with prompt strategies 1–3 — named `code`, `code-s2`,
-`code-s3`, `function`, `function-s2`, `function-s3`. A strategy appends its sentence to the question;
-its feedback sentence follows tool results. Settings default to the `official` loop
+`code-s3`, `function`, `function-s2`, `function-s3` — and Table 2's agent-framework rows `pyvision`
+and `deepeyes` (those agents, scored with the paper's GPT extraction; docs/agents.md). A strategy
+appends its sentence to the question; its feedback sentence follows tool results. Settings default to the `official` loop
 (`benchmarks/tir_official.py`: feedback after every tool result, App. E generation settings for open
 models, no toolsight caps, a stateful interpreter — the sandbox kernel (`tir_code.py`), OpenAI's hosted
 one for OpenAI models); `--loop toolsight` gives the generic loop with VisualToolBench's code tools,
@@ -19,7 +20,7 @@ from typing import Any
 from pydantic import Field
 
 from toolsight.agents.registry import Solver
-from toolsight.agents.settings import AgentSettings
+from toolsight.agents.settings import AgentSettings, QuestionView
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, BenchmarkOptions, LoadedTasks, ScorerFactory
 from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
 from toolsight.benchmarks.tir_bench.data import SETTINGS, TirBenchError, load_tir_bench
@@ -58,7 +59,24 @@ def tir_settings(loop: str = "official") -> dict[str, AgentSettings]:
                 tool_image_note=strat.feedback or "Here are the images produced by tool call {call_id}.",
                 **caps,
             )
+    out.update(framework_settings(loop))
     return out
+
+
+#: Table 2's tool-using framework rows: PyVision (GPT-4.1 driving it) and DeepEyes (its RL-trained checkpoint)
+FRAMEWORK_ROWS = ("pyvision", "deepeyes")
+
+
+def framework_settings(loop: str = "official") -> dict[str, AgentSettings]:
+    """`pyvision` and `deepeyes`: the agent of that name with its own prompt, tool and loop (docs/agents.md),
+    scored with the paper's GPT extraction (`tir-bench-llm`: pass --judge). PyVision has no turn limit:
+    `max_rounds` is a safety stop only; DeepEyes makes at most 11 model calls by itself."""
+    official = loop == "official"
+    return {name: AgentSettings(name=name, agent=name, loop="official" if official else "toolsight",
+                                user_template="{prompt}", answer_format="raw", tools=[],
+                                max_rounds=OFFICIAL_MAX_ROUNDS, time_limit_s=None,
+                                max_images_in_context=None, max_image_pixels=None)
+            for name in FRAMEWORK_ROWS}
 
 
 def _tir_code_tools() -> list[Tool]:
@@ -115,6 +133,10 @@ class TIRBenchmark(Benchmark):
     description = ("TIR-Bench (13 tasks, 1,215 items): official TIR-Bench.json + data/ via --data, "
                    "or a generated toolsight dataset folder")
     default_setting = "code"
+    # the prompt lists its options ("A. x" lines; parsed into Turn.options for letter answers): agents with
+    # their own template get it whole as the question text (PyVision), or without them and the options apart
+    # (DeepEyes' "Options:"); docs/agents.md
+    question_view = QuestionView(text="{prompt}", question="{prompt_without_options}")
     task_kinds = ("tir-bench-synth",)
     Options = TIROptions
 
@@ -158,7 +180,7 @@ class TIRBenchmark(Benchmark):
         return dict(TIR_TOOLSETS)
 
     def make_agent(self, settings: AgentSettings, model: Model, generate: Generate) -> Solver:
-        if settings.loop == "official":
+        if settings.loop == "official" and settings.agent == "default":  # `--agent NAME` runs that agent
             from toolsight.benchmarks.tir_bench.loop import make_official_agent
 
             agent: Solver = make_official_agent(settings, model, generate, _strategy_feedback(settings.name),
@@ -192,8 +214,10 @@ class TIRBenchmark(Benchmark):
         return LoadedTasks(tasks, root, str(Path(root).resolve()), h)
 
     def scorer(self, setting: str, mode: str = "official") -> Scorer:
-        from toolsight.benchmarks.tir_bench.scorer import make_scorer
+        from toolsight.benchmarks.tir_bench.scorer import TirScorer, make_scorer
 
+        if setting in FRAMEWORK_ROWS:  # Table 2's rows: the paper's answer extraction (GPT-4o, --judge)
+            return TirScorer(check_mode(mode), llm=True, few_shot=self.few_shot)
         return make_scorer(check_mode(mode), self.few_shot)
 
     def scorers(self) -> dict[str, ScorerFactory]:

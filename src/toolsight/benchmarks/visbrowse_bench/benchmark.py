@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsight.agents.registry import Solver, make_agent
-from toolsight.agents.settings import AgentSettings
+from toolsight.agents.settings import AgentSettings, QuestionView
 from toolsight.benchmarks.base import Benchmark, LoadedTasks, ScorerFactory
 from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
 from toolsight.benchmarks.visbrowse_bench.data import (
@@ -100,6 +100,9 @@ class VisBrowseBenchmark(Benchmark):
     description = ("VisBrowse-Bench (169 tasks, 7 domains): visual-native web browsing; --data = the repo folder, "
                    "its JSONL, or a `toolsight generate browse` folder (offline mini-web)")
     default_setting = DEFAULT_SETTING
+    # the question itself (the setting's template wraps it in the browsing agent's instructions, which an
+    # agent with its own template does not send); no options (docs/agents.md)
+    question_view = QuestionView(text="{prompt}", question="{prompt}")
     category_order = {"domain": DOMAINS, "sub_domain": SUB_DOMAINS}  # noqa: RUF012 - paper Table 2 order
 
     def settings(self) -> dict[str, AgentSettings]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsight.agents.registry import Solver, make_agent
-from toolsight.agents.settings import AgentSettings
+from toolsight.agents.settings import AgentSettings, QuestionView
 from toolsight.benchmarks.base import Benchmark, LoadedTasks, ScorerFactory
 from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
 from toolsight.benchmarks.visualtoolbench import data as D
@@ -139,6 +139,8 @@ class VisualToolBenchmark(Benchmark):
     description = ("VisualToolBench (1,204 single- and multi-turn tasks, rubric-judged): --data PATH with the "
                    "converted layout or the Hugging Face parquet files")
     default_setting = "strong"
+    # open questions, one prompt per turn (no options): the prompt is the question (docs/agents.md)
+    question_view = QuestionView(text="{prompt}", question="{prompt}")
     category_order = {  # noqa: RUF012 - the paper's column orders (Tables 3, 6, 7; Fig. 3)
         "domain": list(D.DOMAINS),
         "turncase": list(D.TURNCASES),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from toolsight.agents.registry import Solver
-from toolsight.agents.settings import AgentSettings
+from toolsight.agents.settings import AgentSettings, QuestionView
 from toolsight.benchmarks.base import Benchmark, LoadedTasks, ScorerFactory
 from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
 from toolsight.benchmarks.vtc_bench.data import (
@@ -85,6 +85,9 @@ class VTCBenchmark(Benchmark):
     name = BENCHMARK
     description = "VTC-Bench (680 tasks, 9 categories): compositional OpenCV tool chaining"
     default_setting = DEFAULT_SETTING
+    # the prompt is the question with its "Options:" block (taxonomy.question_with_options): whole as the
+    # question text, or without the block and the options apart (docs/agents.md)
+    question_view = QuestionView(text="{prompt}", question="{prompt_without_options}")
     category_order = {"category": list(CATEGORY_ORDER)}  # noqa: RUF012 - the paper's Table 4 order
     task_kinds = ("vtc-synth",)
 
@@ -105,7 +108,7 @@ class VTCBenchmark(Benchmark):
         return to_agent_settings(SETTINGS[settings.name], "official" if loop == "official" else "toolsight")
 
     def make_agent(self, settings: AgentSettings, model: Model, generate: Generate) -> Solver:
-        if settings.loop == "official" and settings.name in SETTINGS:
+        if settings.loop == "official" and settings.name in SETTINGS and settings.agent == "default":
             from toolsight.benchmarks.vtc_bench.loop import VTCOfficialAgent
 
             return VTCOfficialAgent(SETTINGS[settings.name], settings, model, generate)

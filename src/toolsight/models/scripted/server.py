@@ -4,7 +4,8 @@ Routes: OpenAI `POST /v1/chat/completions` (also `/chat/completions`; server-sen
 body asks for `stream: true`), OpenAI `POST /v1/responses` (the Responses API, with a step's
 `code_interpreter` runs as hosted `code_interpreter_call` items), Anthropic `POST /v1/messages`,
 Gemini `POST /v1beta/models/{model}:generateContent`. Every reply reports usage; every request is
-recorded in `ScriptedServer.requests` so tests can check what an SDK really sent.
+recorded in `ScriptedServer.requests` so tests can check what an SDK really sent. A Chat Completions
+request's `stop` strings cut the scripted text as a real server would (`_apply_stop`).
 
     with ScriptedServer(script) as srv:      # background thread, 127.0.0.1, ephemeral port
         model = get_model("openai/x", base_url=srv.base_url + "/v1")
@@ -248,6 +249,24 @@ def _substitute_prev(step: Step, body: dict[str, Any]) -> Step:
     return step.model_copy(update={"tool_calls": calls})
 
 
+def _apply_stop(step: Step, stop: Any) -> Step:
+    """`stop` as an OpenAI-compatible server honours it: the text is cut before the earliest stop
+    string (which is not returned) and the reply finishes with "stop" — so a script can be written as a
+    model would generate without a stop (PyVision's `</code>`, say)."""
+    if not step.text or not stop:
+        return step
+    if isinstance(stop, str):
+        stops = [stop]
+    elif isinstance(stop, list):
+        stops = [x for x in stop if isinstance(x, str) and x]
+    else:
+        return step
+    cuts = [i for i in (step.text.find(x) for x in stops) if i >= 0]
+    if not cuts:
+        return step
+    return step.model_copy(update={"text": step.text[:min(cuts)], "finish_reason": "stop"})
+
+
 async def _openai_sse(request: web.Request, reply: dict[str, Any]) -> web.StreamResponse:
     """A Chat Completions reply as server-sent events: one chunk with the role (+ reasoning, +
     content), one per tool call (id, name and complete arguments), one with the finish reason,
@@ -426,6 +445,8 @@ class ScriptedServer:
         if step.fault == "malformed":
             return _malformed(step, wire, model)
         step = _substitute_prev(step, body)
+        if wire == "openai":
+            step = _apply_stop(step, body.get("stop"))
         ids = [c.id or self.player.new_call_id() for c in step.tool_calls]
         reply = _WRITERS[wire](step, model, _usage(step, body, wire, model), ids)
         if wire == "openai" and body.get("stream") is True:
