@@ -32,7 +32,6 @@ from toolsight.models.base import (
     TextPart,
     Usage,
 )
-from toolsight.models.task_context import task_headers
 from toolsight.tasks.schema import Turn
 
 #: a framework's generation parameters, in the order its original passes them to the SDK
@@ -135,9 +134,6 @@ async def ask(model: Model, generate: Generate, messages: list[Message], wire: W
     if official and raw is not None:
         kwargs: dict[str, Any] = {"model": str(getattr(model, "model_id", model.name)), "messages": wire(messages)}
         kwargs.update({k: v for k, v in params.items() if k != "timeout"})
-        headers = task_headers()
-        if headers:  # not part of the body: lets a scripted server tell tasks apart
-            kwargs["extra_headers"] = headers
         timeout = float(params.get("timeout") or 600.0)
 
         async def once() -> list[dict[str, Any]]:
@@ -146,7 +142,9 @@ async def ask(model: Model, generate: Generate, messages: list[Message], wire: W
             return got
 
         call_raw = getattr(generate, "call_raw", None)
-        chunks = await (call_raw(once) if call_raw is not None else once())
+        # logged with its usage (None when the reply has none); the provider adds the task header
+        chunks = await (call_raw(once, lambda cs: _usage(cs[0]) if cs and cs[0].get("usage") else None)
+                        if call_raw is not None else once())
         if not chunks:
             raise ModelError(f"{model.name}: empty response")
         resp = chunks[0]

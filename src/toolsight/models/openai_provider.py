@@ -209,8 +209,10 @@ class OpenAIModel(Model):
         streaming. For harnesses that must reproduce another client's requests exactly."""
 
         async def go() -> list[dict[str, Any]]:
-            resp = await self.client().chat.completions.create(**kwargs, timeout=timeout,
-                                                               extra_headers=task_headers() or None)
+            # the task header (not part of the body), besides any headers the caller set
+            headers = {**task_headers(), **(kwargs.get("extra_headers") or {})}
+            args = {k: v for k, v in kwargs.items() if k != "extra_headers"}
+            resp = await self.client().chat.completions.create(**args, timeout=timeout, extra_headers=headers or None)
             if not kwargs.get("stream"):
                 return [resp.to_dict()]
             return [chunk.to_dict() async for chunk in resp]

@@ -546,6 +546,6 @@ def generate_vtb(n: int, seed: int, out: Path | str, kinds: list[str] | None = N
     `progress(done)` is called after each task is made."""
     rows, web = _generate(n, seed, kinds, progress)
     root = convert_rows(rows, Path(out))
-    if web["pages"] or web["places"]:
-        write_web(corpus or root / "corpus", web["pages"], web["places"], name=f"vtb-demo-{seed}")
+    # always a corpus, if empty: a generated set is offline (a web tool finds nothing, never the live web)
+    write_web(corpus or root / "corpus", web["pages"], web["places"], name=f"vtb-demo-{seed}")
     return root
