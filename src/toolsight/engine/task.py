@@ -74,7 +74,7 @@ class TaskRunner:
         t0 = time.time()
         store = ArtifactStore(self._workspace(task, epoch), created=True, on_write=remember_image_bytes)
         toolbox = Toolbox(list(self.tools), store, task.id)
-        model = self.model.for_task(task)
+        model = self.model.for_task(task, epoch)
         calls = TaskCalls(caller if model is self.model else None, model.generate,
                           cache_salt=f"epoch {epoch}" if epoch > 1 else "")
         agent = self.bench.make_agent(self.settings, model, calls)
