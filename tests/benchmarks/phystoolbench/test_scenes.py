@@ -13,46 +13,46 @@ from ptkit import LEVELS, image_task_layout, sample_records
 from toolsight.benchmarks.phystoolbench.benchmark import PhysToolBenchmark
 from toolsight.benchmarks.phystoolbench.data import SCENES, scene_of
 
-D, I, O, P = "Daily", "Industrial", "Outdoor", "Professional"
+DLY, IND, OUT, PRO = "Daily", "Industrial", "Outdoor", "Professional"
 #: every distinct `category` of the five upstream level files, with the scene it belongs to (the Easy
 #: file's "<Scene>-<sub-scene>" names say which scene a bare sub-scene belongs to)
 AUDIT: dict[str, dict[str, str]] = {
     "Easy": {
-        "Daily Life Scene-Kitchen": D, "Daily Life Scene-Living Room/Bedroom": D, "Daily Life Scene-Bathroom": D,
-        "Daily Life Scene-Laundry Room/Storage Room": D, "Daily Life Scene-Office": D, "Daily life-kitchen": D,
-        "Daily life scene-kitchen": D, "Daily life scene-bathroom": D, "Daily life scene-living room/bedroom": D,
-        "Daily life scene-office": D, "Daily life scene-laundry room/storage room": D, "Life": D,
-        "Manufacturing/Maintenance Scene-Construction/Renovation": I, "Manufacturing/Maintenance Scene-Plumbing Repair": I,
-        "Manufacturing/Maintenance Scene-Garage/Workshop": I, "Manufacturing/Maintenance Scene-Car Repair": I,
-        "Manufacturing/Maintenance Scene-Furniture Making/Woodworking": I,
-        "Manufacturing/Maintenance Scene-Electronic Repair": I, "Manufacturing/Maintenance-Garage/Workshop": I,
-        "Manufacturing/Maintenance-Electronic Repair": I, "Manufacturing/Maintenance-Furniture Making/Woodworking": I,
-        "Manufacturing/maintenance scene-garage/workshop": I, "Manufacturing/maintenance scene-construction/renovation": I,
-        "Manufacturing/maintenance scene-electronic repair": I, "Manufacturing/maintenance-construction/renovation": I,
-        "Outdoor Activity Scene-Gardening/Agriculture": O, "Outdoor Activity Scene-Outdoor Sports/Camping": O,
-        "Outdoor Activity Scene-Mountaineering/Hiking": O, "Outdoor Activity Scene-Outdoor Barbecue/Party": O,
-        "Outdoor Activity Scene-Outdoor Cleaning/Maintenance": O, "Outdoor Activity Scene-Fishing/Water Sports": O,
-        "Outdoor activity scene-mountaineering/hiking": O, "Outdoor activity scene-outdoor sports/camping": O,
-        "Outdoor activity scene-outdoor barbecue/party": O, "Outdoor activity scene-fishing/water sports": O,
-        "Professional Scene-Medical/Laboratory": P, "Professional Scene-Smart Home/IoT": P,
-        "Professional Scene-Digital Office Equipment": P, "Professional Scene-Digital Office 'Equipment'": P,
-        "Professional Scene-Photography/Videography": P, "Professional Scene-Music Production": P,
-        "Professional Scene-Phone/Tablet Maintenance": P, "Professional Scene-Art Creation": P,
-        "Professional-Photography/Videography": P, "Professional scene-medical/laboratory": P,
-        "Professional scene-classroom/training room": P, "Professional scene-restaurant/hotel": P,
-        "Professional scene-music production": P, "Professional scene-photography/videography": P,
-        "Professional scene-smart home/IoT": P, "Professional scene-digital office equipment": P,
+        "Daily Life Scene-Kitchen": DLY, "Daily Life Scene-Living Room/Bedroom": DLY, "Daily Life Scene-Bathroom": DLY,
+        "Daily Life Scene-Laundry Room/Storage Room": DLY, "Daily Life Scene-Office": DLY, "Daily life-kitchen": DLY,
+        "Daily life scene-kitchen": DLY, "Daily life scene-bathroom": DLY, "Daily life scene-living room/bedroom": DLY,
+        "Daily life scene-office": DLY, "Daily life scene-laundry room/storage room": DLY, "Life": DLY,
+        "Manufacturing/Maintenance Scene-Construction/Renovation": IND, "Manufacturing/Maintenance Scene-Plumbing Repair": IND,
+        "Manufacturing/Maintenance Scene-Garage/Workshop": IND, "Manufacturing/Maintenance Scene-Car Repair": IND,
+        "Manufacturing/Maintenance Scene-Furniture Making/Woodworking": IND,
+        "Manufacturing/Maintenance Scene-Electronic Repair": IND, "Manufacturing/Maintenance-Garage/Workshop": IND,
+        "Manufacturing/Maintenance-Electronic Repair": IND, "Manufacturing/Maintenance-Furniture Making/Woodworking": IND,
+        "Manufacturing/maintenance scene-garage/workshop": IND, "Manufacturing/maintenance scene-construction/renovation": IND,
+        "Manufacturing/maintenance scene-electronic repair": IND, "Manufacturing/maintenance-construction/renovation": IND,
+        "Outdoor Activity Scene-Gardening/Agriculture": OUT, "Outdoor Activity Scene-Outdoor Sports/Camping": OUT,
+        "Outdoor Activity Scene-Mountaineering/Hiking": OUT, "Outdoor Activity Scene-Outdoor Barbecue/Party": OUT,
+        "Outdoor Activity Scene-Outdoor Cleaning/Maintenance": OUT, "Outdoor Activity Scene-Fishing/Water Sports": OUT,
+        "Outdoor activity scene-mountaineering/hiking": OUT, "Outdoor activity scene-outdoor sports/camping": OUT,
+        "Outdoor activity scene-outdoor barbecue/party": OUT, "Outdoor activity scene-fishing/water sports": OUT,
+        "Professional Scene-Medical/Laboratory": PRO, "Professional Scene-Smart Home/IoT": PRO,
+        "Professional Scene-Digital Office Equipment": PRO, "Professional Scene-Digital Office 'Equipment'": PRO,
+        "Professional Scene-Photography/Videography": PRO, "Professional Scene-Music Production": PRO,
+        "Professional Scene-Phone/Tablet Maintenance": PRO, "Professional Scene-Art Creation": PRO,
+        "Professional-Photography/Videography": PRO, "Professional scene-medical/laboratory": PRO,
+        "Professional scene-classroom/training room": PRO, "Professional scene-restaurant/hotel": PRO,
+        "Professional scene-music production": PRO, "Professional scene-photography/videography": PRO,
+        "Professional scene-smart home/IoT": PRO, "Professional scene-digital office equipment": PRO,
     },
-    "Medium-M1": {"Daily Life": D, "Manufacturing/Repair": I, "Professional Scene": P, "Outdoor": O,
-                  "Outdoor Activities": O},
-    "Medium-M2": {"Manufacturing & Repair": I, "Manufacturing &- Repair": I, "Daily Life": D, "Daily life": D,
-                  "Outdoor Activities": O, "Outdoor Dctivities": O, "Professional Scene": P},
-    "Medium-M3": {"Daily Life": D, "Manufacturing & Repair": I, "Outdoor Activities": O, "Professional Scenarios": P},
+    "Medium-M1": {"Daily Life": DLY, "Manufacturing/Repair": IND, "Professional Scene": PRO, "Outdoor": OUT,
+                  "Outdoor Activities": OUT},
+    "Medium-M2": {"Manufacturing & Repair": IND, "Manufacturing &- Repair": IND, "Daily Life": DLY, "Daily life": DLY,
+                  "Outdoor Activities": OUT, "Outdoor Dctivities": OUT, "Professional Scene": PRO},
+    "Medium-M3": {"Daily Life": DLY, "Manufacturing & Repair": IND, "Outdoor Activities": OUT, "Professional Scenarios": PRO},
     "Hard": {
-        "Daily Life": D, "Daily life": D, "Daily Faily Life": D, "Office": D, "Repair": I, "Car Repair": I,
-        "Construction/Renovation": I, "Manufacturing and Repair": I, "Manufacturing and repair": I, "Outdoor": O,
-        "Outdoor Activities": O, "Outdoor activities": O, "Outdoor Sports/Camping": O, "Gardening/Agriculture": O,
-        "Professional": P, "Professional scene": P, "Art Creation": P,
+        "Daily Life": DLY, "Daily life": DLY, "Daily Faily Life": DLY, "Office": DLY, "Repair": IND, "Car Repair": IND,
+        "Construction/Renovation": IND, "Manufacturing and Repair": IND, "Manufacturing and repair": IND, "Outdoor": OUT,
+        "Outdoor Activities": OUT, "Outdoor activities": OUT, "Outdoor Sports/Camping": OUT, "Gardening/Agriculture": OUT,
+        "Professional": PRO, "Professional scene": PRO, "Art Creation": PRO,
     },
 }
 
@@ -76,4 +76,4 @@ def test_the_shared_level_files_load_with_a_scene_for_every_task(tmp_path: Path)
 
 def test_a_string_naming_no_scene_maps_to_none() -> None:
     assert scene_of("Space") is None and scene_of("") is None
-    assert scene_of("  life ") == D and scene_of("OFFICE") == D  # case and spacing do not matter
+    assert scene_of("  life ") == DLY and scene_of("OFFICE") == DLY  # case and spacing do not matter
