@@ -409,6 +409,8 @@ def report_cmd(
 
             kwargs["prices"] = load_prices(prices)
         text = build_report(run_dirs, **kwargs)
+    except ToolsightError as exc:  # e.g. a --by key no task has: bad input, exit 2
+        raise _fail(str(exc), exc.exit_code) from None
     except (ValueError, OSError) as exc:
         raise _fail(str(exc)) from None
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
