@@ -344,6 +344,7 @@ def score(
         raise _fail(f"--mode {mode!r}: use 'official' or 'corrected'", EXIT_USAGE)
     if not (run_dir / "manifest.json").is_file():
         raise _fail(f"{run_dir} is not a run directory (no manifest.json)", EXIT_USAGE)
+    _warn_missing_artifacts([run_dir], "score")
     from toolsight.api.options import parse_assignments
 
     try:
@@ -361,6 +362,16 @@ def score(
     if counts.get("score_errors"):
         first = str(counts.get("score_error") or "")
         raise _fail(f"{counts['score_errors']} task(s) could not be scored; first: {first}", EXIT_TASK_ERRORS)
+
+
+def _warn_missing_artifacts(run_dirs: list[Path], command: str) -> None:
+    """One warning line per run whose `artifacts/` folder is gone (the command goes on without it)."""
+    from toolsight.report.missing import missing_artifacts
+
+    for d in run_dirs:
+        note = missing_artifacts(d, command)
+        if note:
+            err.print(f"warning: {note}", markup=False, highlight=False)
 
 
 def _score_counts(path: Path) -> dict[str, Any]:
@@ -400,6 +411,7 @@ def report_cmd(
     for d in run_dirs:
         if not (d / "manifest.json").is_file():
             raise _fail(f"{d} is not a run directory (no manifest.json)")
+    _warn_missing_artifacts(run_dirs, "report")
     from toolsight.report import build_report
     kwargs: dict[str, Any] = {"by": by or [], "fmt": fmt, "base_setting": base, "out_dir": out_dir,
                               "scores": scores, "metric": metric, "human_grades": human_grades}
@@ -431,6 +443,7 @@ def view(
     for d in run_dirs:
         if not (d / "manifest.json").is_file():
             raise _fail(f"{d} is not a run directory (no manifest.json)")
+    _warn_missing_artifacts(run_dirs, "view")
     from toolsight.report import viewer
     from toolsight.report.viewer_serve import ViewerError
 

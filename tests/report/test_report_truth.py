@@ -6,7 +6,9 @@ real CLI on real run directories made by the `random` and `reference` baselines:
 - a tie for best is not bold (several runs at 0.0), a unique best still is;
 - `report --by KEY` with a key no task has is one error line naming the key, the closest key and the
   runs' keys, exit 2, and nothing written;
-- TIR-Bench's task columns come in the paper's Table 2 order.
+- TIR-Bench's task columns come in the paper's Table 2 order;
+
+and with a run's `artifacts/` deleted, `report`, `view` and `score` say so in one line and go on (item 15).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import csv
 import io
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -110,3 +113,26 @@ def test_tir_bench_task_columns_come_in_table_2_order(tmp_path: Path) -> None:
     columns = [row["column"] for row in json.loads(rep.stdout)["tables"]["Score % by task"]
                if row["Model"] == "random"]
     assert columns == ["Overall", *TABLE2], columns
+
+
+# ---- issue 26 item 15: a run whose images are gone ----------------------------------------------------------------
+
+def test_report_view_and_score_warn_when_artifacts_are_gone_and_go_on(tmp_path: Path) -> None:
+    ds = dataset(tmp_path / "ds", 4)
+    run = tmp_path / "run"
+    r = ts("run", str(ds), "-m", "random", "--out", str(run), "--no-report")
+    assert r.returncode == 0 and (run / "artifacts").is_dir(), r.stderr
+    whole = [ts("report", str(run)), ts("view", str(run), "--out", str(tmp_path / "v0"))]
+    assert all(x.returncode == 0 and "warning" not in x.stderr for x in whole), [x.stderr for x in whole]
+    shutil.rmtree(run / "artifacts")
+    folder = str(run / "artifacts")
+    for argv, then in ((["report", str(run)], "the report's numbers come from records.jsonl"),
+                       (["view", str(run), "--out", str(tmp_path / "v1")], "the trace viewer shows those images as missing"),
+                       (["score", str(run), "--name", "again"], "scoring reads the final responses only")):
+        x = ts(*argv)
+        assert x.returncode == 0, (argv, x.stderr)
+        warnings = [ln for ln in x.stderr.splitlines() if ln.startswith("warning:")]
+        assert len(warnings) == 1, (argv, x.stderr)
+        assert f"warning: {folder} is missing" in warnings[0] and then in warnings[0], warnings
+        assert "Traceback" not in x.stderr
+    assert (tmp_path / "v1" / "index.html").is_file() and (run / "scores-again.jsonl").is_file()
