@@ -82,6 +82,13 @@ def test_a_tie_for_best_is_not_bold_and_a_unique_best_is(runs: dict[str, Path]) 
     three = ts("report", str(runs["direct"]), str(runs["ref-direct"]), str(runs["ref-crop"]), "--format", "csv")
     marks = _score_marks(three.stdout)
     assert marks == {"direct/random": "best", "direct/reference": "", "crop/reference": ""}, marks
+    # a tie at the top with a run below it: `random` guesses alike with and without a tool it never calls
+    top = ts("report", str(runs["direct"]), str(runs["crop"]), str(runs["ref-direct"]), "--format", "csv")
+    values = {r["Setting"] + "/" + r["Model"]: r["value"] for r in csv.DictReader(io.StringIO(top.stdout))
+              if r["table"] == "Score" and r["column"].startswith("Score %") and r["Setting"] != "–"}
+    assert values["direct/random"] == values["crop/random"] != "0.0" == values["direct/reference"], values
+    marks = _score_marks(top.stdout)
+    assert marks == {"direct/random": "", "crop/random": "", "direct/reference": ""}, marks
 
 
 def test_by_a_key_no_task_has_is_one_line_with_the_keys_there_are(runs: dict[str, Path], tmp_path: Path) -> None:
