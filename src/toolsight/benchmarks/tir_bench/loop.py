@@ -169,7 +169,7 @@ class HostedInterpreterAgent:
             return out
 
         try:
-            resp = await (call_raw(once) if call_raw is not None else once())
+            resp = await (call_raw(once, kwargs) if call_raw is not None else once())
         except ModelError as exc:
             traj.stop_reason = "model_error"
             raise TaskFailed(f"model error: {exc}", traj) from exc

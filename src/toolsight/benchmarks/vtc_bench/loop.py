@@ -200,7 +200,7 @@ class VTCOfficialAgent:
             # then gives up with the same text as for any other failed call
             for attempt in range(MALFORMED_RETRIES + 1):
 
-                chunks = await (call_raw(once) if call_raw is not None else once())
+                chunks = await (call_raw(once, kwargs) if call_raw is not None else once())
                 try:
                     return accumulate(chunks)
                 except MalformedFunctionCall:
