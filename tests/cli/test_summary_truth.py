@@ -57,6 +57,9 @@ def test_after_ctrl_c_and_resume_the_summary_covers_the_whole_run(tmp_path: Path
         assert "interrupted" in err and "--resume" in err and "Traceback" not in err
         kept = len(records(run))
         assert 4 <= kept < N, kept
+        # an interrupted run still records what its requests carried (the manifest's `sent` block)
+        sent = json.loads((run / "manifest.json").read_text(encoding="utf-8"))["sent"]
+        assert sent["requests"] >= kept and sent["user_prompts"], sent
         resumed = ts(*argv, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     assert f"{N - kept} task(s) run, {kept} already finished" in resumed.stderr, resumed.stderr

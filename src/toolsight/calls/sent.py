@@ -124,19 +124,34 @@ class SentLog:
             system.append(request["instructions"])
         self._texts(system, (_wire_text(m.get("content")) for m in items if m.get("role") == "user"), prompts)
 
+    def absorb(self, block: dict[str, Any]) -> None:
+        """Add a block another log made (`snapshot` or `drain`: a resumed run's manifest, a Ray worker's
+        new values): its values not seen yet, its request and dropped counts."""
+        self.requests += int(block.get("requests") or 0)
+        for kind in LISTS:
+            for v in block.get(kind) or []:
+                self._add(kind, v)
+            self.dropped[kind] += int((block.get("dropped") or {}).get(kind, 0))
+
+    def drain(self) -> dict[str, Any]:
+        """What was noted since the last drain, as a block (`absorb` takes it); values already drained
+        are remembered and never sent again (a Ray worker sends its new values with each task)."""
+        out = self._block()
+        self.requests = 0
+        self.values = {k: [] for k in LISTS}
+        self.dropped = dict.fromkeys(LISTS, 0)
+        return out
+
     def snapshot(self, earlier: dict[str, Any] | None = None) -> dict[str, Any]:
         """The manifest's `sent` block: this log on top of `earlier` (what a resumed run's earlier
         invocations recorded), each list's values in the order first seen."""
         merged = SentLog()
-        old = earlier or {}
-        for kind in LISTS:
-            for v in old.get(kind) or []:
-                merged._add(kind, v)
-            merged.dropped[kind] = int((old.get("dropped") or {}).get(kind, 0))
-            for v in self.values[kind]:
-                merged._add(kind, v)
-            merged.dropped[kind] += self.dropped[kind]
-        out: dict[str, Any] = {"requests": int(old.get("requests") or 0) + self.requests}
-        out.update({k: merged.values[k] for k in LISTS})
-        out["dropped"] = {k: n for k, n in merged.dropped.items() if n}
+        merged.absorb(earlier or {})
+        merged.absorb(self._block())
+        return merged._block()
+
+    def _block(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"requests": self.requests}
+        out.update({k: list(self.values[k]) for k in LISTS})
+        out["dropped"] = {k: n for k, n in self.dropped.items() if n}
         return out
