@@ -174,11 +174,11 @@ class ModelCaller:
         if self.cache is not None and config.is_deterministic():
             self.cache.delete(request_key(self.model.endpoint_id(), messages, tools, config, salt=cache_salt))
 
-    async def call_raw(self, fn: Callable[[], Awaitable[T]]) -> T:
+    async def call_raw(self, fn: Callable[[], Awaitable[T]]) -> tuple[T, CallInfo]:
         """Run a raw provider call (one an official loop built itself, for an exact protocol replay)
-        under the same connection limit, retries and outage breaker as `call`; never cached."""
-        out, _ = await self._attempts(fn)
-        return out
+        under the same connection limit, retries and outage breaker as `call`; never cached. Returns
+        the reply and what it took (retries, time waited for the endpoint)."""
+        return await self._attempts(fn)
 
     async def _attempts(self, fn: Callable[[], Awaitable[T]]) -> tuple[T, CallInfo]:
         """Call `fn` until it succeeds, a failure is final (CallFailed) or the run is aborted."""

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from toolsight.calls.retry import CallFailed, CallInfo, ModelCaller
 from toolsight.calls.sent import SentLog
+from toolsight.log.messages import Usage
 from toolsight.log.toolspec import ToolSpec
 from toolsight.log.trajectory import ModelCallRecord
 from toolsight.models.base import Generate, GenerateConfig, Message, Model, ModelError, ModelOutput
+
+T = TypeVar("T")
 
 
 class CallerModel(Model):
@@ -49,14 +52,32 @@ class TaskCalls:
         # epochs measure); a resumed epoch still finds its own
         self.cache_salt = cache_salt
 
-    async def call_raw(self, fn: Callable[[], Awaitable[Any]], request: dict[str, Any] | None = None) -> Any:
-        """A raw provider call an official loop built itself, under the run's limit, retries and breaker;
-        `request` is the body it sends (noted in the run's `sent` log)."""
+    async def call_raw(self, fn: Callable[[], Awaitable[T]], usage: Callable[[T], Usage | None] | None = None, *,
+                       request: dict[str, Any] | None = None) -> T:
+        """A raw provider call an official loop built itself, under the run's limit, retries and breaker,
+        logged like every other call: `usage` reads its token usage from the reply (None: the reply
+        reported none, logged as `usage_missing`); `request` is the body it sends (noted in the run's
+        `sent` log)."""
+        t0 = time.monotonic()
+        index = len(self.log)
         if self.sent is not None and request is not None:
             self.sent.note_wire(request, self.prompts)
-        if self.caller is None:
-            return await fn()
-        return await self.caller.call_raw(fn)
+        try:
+            if self.caller is None:
+                out, info = await fn(), CallInfo()
+            else:
+                out, info = await self.caller.call_raw(fn)
+        except ModelError as exc:
+            failed = exc.info if isinstance(exc, CallFailed) else CallInfo()
+            self.log.append(ModelCallRecord(index=index, retries=failed.retries, waited_s=round(failed.waited_s, 3),
+                                            duration_s=round(time.monotonic() - t0, 4), error=str(exc)))
+            raise
+        used = usage(out) if usage is not None else None
+        self.log.append(ModelCallRecord(
+            index=index, retries=info.retries, duration_s=round(time.monotonic() - t0, 4),
+            waited_s=round(info.waited_s, 3), input_tokens=used.input_tokens if used else 0,
+            output_tokens=used.output_tokens if used else 0, usage_missing=used is None))
+        return out
 
     async def __call__(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         t0 = time.monotonic()

@@ -41,6 +41,8 @@ class Tally:
     passed: int = 0
     score_sum: float = 0.0
     tokens: int = 0
+    #: model calls whose reply reported no token usage (their tokens are unknown, not in `tokens`)
+    no_usage: int = 0
     tool_calls: int = 0
     first_score_error: str | None = None
 
@@ -48,6 +50,7 @@ class Tally:
         self.records += 1
         self.tool_calls += int(c.get("tool_calls", 0))
         self.tokens += int(c.get("tokens", 0))
+        self.no_usage += int(c.get("no_usage", 0))
         if c.get("error"):
             # lazy: the metrics module's models cost ~0.1 s of every start-up
             from toolsight.metrics.compute import error_kind
@@ -92,6 +95,7 @@ class RunSummary:
     scored: int = 0
     passed: int = 0
     tokens: int = 0
+    no_usage: int = 0
     tool_calls: int = 0
     interrupted: bool = False
     stopped: str | None = None
@@ -116,6 +120,7 @@ class RunSummary:
         self.done += 1
         self.tool_calls += one.tool_calls
         self.tokens += one.tokens
+        self.no_usage += one.no_usage
         self.errors.update(one.errors)
         self.score_errors += one.score_errors
         self.score_pending += one.score_pending
@@ -144,7 +149,8 @@ class RunSummary:
             return self.whole
         return Tally(records=self.done, errors=self.errors, score_errors=self.score_errors,
                      score_pending=self.score_pending, unscored=self.unscored, scored=self.scored,
-                     passed=self.passed, score_sum=self.score_sum, tokens=self.tokens, tool_calls=self.tool_calls)
+                     passed=self.passed, score_sum=self.score_sum, tokens=self.tokens, no_usage=self.no_usage,
+                     tool_calls=self.tool_calls)
 
     @property
     def exit_code(self) -> int:
@@ -173,6 +179,9 @@ class RunSummary:
             f"{t.tool_calls} tool call(s); {t.tokens} tokens; {self.stats.retries} retries; "
             f"{self.stats.cache_hits} cache hits"
         )
+        if t.no_usage:
+            text += (f"; {t.no_usage} model call(s) reported no token usage (not in the token count: the endpoint "
+                     "sent none, e.g. a stream without usage)")
         if self.rescored:
             text += f"; {self.rescored} pending score(s) completed"
         if t.score_pending:
@@ -207,7 +216,8 @@ def record_counts(rec: Record) -> dict[str, Any]:
     t = rec.trajectory
     out: dict[str, Any] = {"error": rec.error, "tool_calls": len(t.tool_calls), "tokens": t.usage.total_tokens,
                            "model_calls": t.model_calls, "retries": t.retries, "cache_hits": t.cache_hits,
-                           "unscored": bool(rec.extra.get("unscored")), "score_pending": rec.score_pending}
+                           "unscored": bool(rec.extra.get("unscored")), "score_pending": rec.score_pending,
+                           "no_usage": sum(c.usage_missing for c in t.model_call_log)}
     if rec.score is not None:
         out.update(score=rec.score.value, passed=bool(rec.score.passed), score_error=rec.score.error)
     return out
@@ -220,7 +230,8 @@ def dict_counts(d: dict[str, Any]) -> dict[str, Any]:
     tokens = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
     out: dict[str, Any] = {"error": d.get("error"), "tool_calls": len(traj.get("tool_calls") or []),
                            "tokens": tokens, "unscored": bool((d.get("extra") or {}).get("unscored")),
-                           "score_pending": d.get("score_pending")}
+                           "score_pending": d.get("score_pending"),
+                           "no_usage": sum(bool(c.get("usage_missing")) for c in traj.get("model_call_log") or [])}
     score = d.get("score")
     if isinstance(score, dict):
         out.update(score=score.get("value", 0.0), passed=bool(score.get("passed")), score_error=score.get("error"))

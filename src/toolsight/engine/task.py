@@ -30,6 +30,7 @@ from toolsight.calls.task import TaskCalls
 from toolsight.engine.store import artifact_dir, disk_has_room, is_disk_full, mentions_disk_full
 from toolsight.errors import RunAborted, TaskAbort
 from toolsight.log.record import Record
+from toolsight.log.textcap import cap_trajectory
 from toolsight.log.trajectory import Trajectory
 from toolsight.models.base import Model
 from toolsight.models.images import remember_image_bytes
@@ -109,10 +110,13 @@ class TaskRunner:
         traj.model_call_log = calls.log
         traj.retries = sum(c.retries for c in calls.log)
         self._check_disk(traj, error)
+        extra = self.bench.record_extra(task)
+        if cut := cap_trajectory(traj):  # before scoring: a re-score reads the same text
+            extra = {**extra, "texts_cut": cut}
         rec = Record(
             task_id=task.id, epoch=epoch, benchmark=self.bench.name, setting=self.setting_name, model=self.model_spec,
             tags=task.tags, trajectory=traj, error=error, started_at=t0, duration_s=round(time.time() - t0, 4),
-            extra=self.bench.record_extra(task), task_hash=self.task_hashes.get(task.id),
+            extra=extra, task_hash=self.task_hashes.get(task.id),
         )
         return await self.score(task, rec, ctx)
 

@@ -81,6 +81,9 @@ class ModelCallRecord(BaseModel):
     waited_s: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    #: the reply carried no token usage (e.g. a stream without `stream_options.include_usage`, as an
+    #: official driver sends it): its tokens are unknown, not 0
+    usage_missing: bool = False
     error: str | None = None
 
 

@@ -3,16 +3,40 @@
 from __future__ import annotations
 
 import email.utils
-import json
 import os
 import time
 from collections.abc import Awaitable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
+from toolsight.log.arguments import ArgumentsError, load_arguments
 from toolsight.models.base import ConfigurationError, ModelError
+
+T = TypeVar("T")
 
 #: statuses worth retrying: request timeout, conflict, rate limit, and every server error
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+
+
+#: what reading a reply raises when the reply is not what the wire promises (not JSON, not UTF-8, a
+#: field of the wrong type or missing): the reply is malformed, which is the model endpoint's fault
+MALFORMED = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError)
+
+
+async def read_reply(name: str, work: Awaitable[T]) -> T:
+    """`await work`, with a reply that cannot be read turned into a retryable ModelError that says
+    why (a malformed reply counts as a model error, retried per --retries, never a harness error)."""
+    try:
+        return await work
+    except ModelError:
+        raise
+    except MALFORMED as exc:
+        raise ModelError(f"{name}: malformed reply ({type(exc).__name__}: {_clip(str(exc))})",
+                         retryable=True, kind="response") from None
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def is_retryable_status(status: int) -> bool:
@@ -86,8 +110,8 @@ def object_arguments(raw: str) -> dict[str, Any]:
     """Tool-call arguments as the JSON object the Anthropic and Gemini wires need; malformed or
     non-object arguments are wrapped as {"_raw": ...}, not dropped, so they survive the round trip."""
     try:
-        val = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError:
+        val = load_arguments(raw) if raw.strip() else {}
+    except ArgumentsError:
         return {"_raw": raw}
     return val if isinstance(val, dict) else {"_raw": raw}
 

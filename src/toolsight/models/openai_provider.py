@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolsight.log.toolspec import ToolSpec
-from toolsight.models._common import api_key, stainless_call
+from toolsight.models._common import api_key, read_reply, stainless_call
 from toolsight.models._direct import DirectPath, capture_hook
 from toolsight.models._routes import store_for
 from toolsight.models.base import (
@@ -25,6 +25,7 @@ from toolsight.models.base import (
     Usage,
 )
 from toolsight.models.images import data_url
+from toolsight.models.responses_reply import check_responses_reply
 from toolsight.models.task_context import task_headers
 
 if TYPE_CHECKING:  # the SDK is imported when a request needs it (~0.7 s): a route kept from an
@@ -150,6 +151,9 @@ class OpenAIModel(Model):
         return {"model": model, "messages": [], "extra_body": body}
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+        return await read_reply(self.name, self._generate(messages, tools, config))
+
+    async def _generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         route = self._direct.route(config.timeout) if self.direct else None
         if route is None:
             return await self._generate_sdk(self.client(), messages, tools, config)
@@ -176,7 +180,7 @@ class OpenAIModel(Model):
         """A ModelOutput from a Chat Completions reply as decoded JSON."""
         choices = resp.get("choices") or []
         if not choices:
-            raise ModelError(f"{self.name}: response has no choices", retryable=True)
+            raise ModelError(f"{self.name}: malformed reply (no choices)", retryable=True, kind="response")
         choice = choices[0]
         msg = choice.get("message") or {}
         calls = [
@@ -188,17 +192,8 @@ class OpenAIModel(Model):
         reasoning = msg.get("reasoning_content") or msg.get("reasoning")
         text = msg.get("content")
         content: list[TextPart | ImagePart] = [TextPart(text=text)] if text else []
-        usage = Usage()
         u = resp.get("usage")
-        if u is not None:
-            details = u.get("completion_tokens_details") or {}
-            cached = u.get("prompt_tokens_details") or {}
-            usage = Usage(
-                input_tokens=u.get("prompt_tokens") or 0,
-                output_tokens=u.get("completion_tokens") or 0,
-                reasoning_tokens=details.get("reasoning_tokens") or 0,
-                cache_read_tokens=cached.get("cached_tokens") or 0,
-            )
+        usage = chat_usage(u) if isinstance(u, dict) else Usage()
         finish = _FINISH.get(choice.get("finish_reason") or "", "unknown")
         if calls and finish == "stop":  # some compatible servers say "stop" after tool calls
             finish = "tool_calls"
@@ -214,7 +209,8 @@ class OpenAIModel(Model):
         streaming. For harnesses that must reproduce another client's requests exactly."""
 
         async def go() -> list[dict[str, Any]]:
-            resp = await self.client().chat.completions.create(**kwargs, timeout=timeout)
+            resp = await self.client().chat.completions.create(**kwargs, timeout=timeout,
+                                                               extra_headers=task_headers() or None)
             if not kwargs.get("stream"):
                 return [resp.to_dict()]
             return [chunk.to_dict() async for chunk in resp]
@@ -229,13 +225,13 @@ class OpenAIModel(Model):
         returned as a dict."""
 
         async def go() -> dict[str, Any]:
-            resp = await self.client().responses.create(**kwargs, timeout=timeout)
-            out: dict[str, Any] = resp.to_dict()
-            return out
+            resp = await self.client().responses.create(**kwargs, timeout=timeout, extra_headers=task_headers() or None)
+            return check_responses_reply(self.name, resp.to_dict())
 
         import openai
 
-        out: dict[str, Any] = await stainless_call(self.name, openai, go(), timeout, KEY_VARS[0])
+        out: dict[str, Any] = await stainless_call(self.name, openai, read_reply(self.name, go()), timeout,
+                                                   KEY_VARS[0])
         return out
 
     async def aclose(self) -> None:
@@ -246,3 +242,33 @@ class OpenAIModel(Model):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "provider": "openai", "model_id": self.model_id, "base_url": self.base_url}
+
+
+def chat_usage(u: dict[str, Any]) -> Usage:
+    """Usage from a Chat Completions `usage` object."""
+    details = u.get("completion_tokens_details") or {}
+    cached = u.get("prompt_tokens_details") or {}
+    return Usage(input_tokens=u.get("prompt_tokens") or 0, output_tokens=u.get("completion_tokens") or 0,
+                 reasoning_tokens=details.get("reasoning_tokens") or 0,
+                 cache_read_tokens=cached.get("cached_tokens") or 0)
+
+
+def raw_chat_usage(replies: list[dict[str, Any]]) -> Usage | None:
+    """The usage of what `chat_completions_raw` returned (a response, or a stream's chunks: the last
+    chunk that carries one), or None when the endpoint reported none (a stream sent without
+    `stream_options.include_usage` has none)."""
+    for reply in reversed(replies):
+        u = reply.get("usage")
+        if isinstance(u, dict):
+            return chat_usage(u)
+    return None
+
+
+def responses_usage(reply: dict[str, Any]) -> Usage | None:
+    """The usage of a Responses API reply, or None when it has none."""
+    u = reply.get("usage")
+    if not isinstance(u, dict):
+        return None
+    return Usage(input_tokens=int(u.get("input_tokens") or 0), output_tokens=int(u.get("output_tokens") or 0),
+                 reasoning_tokens=int((u.get("output_tokens_details") or {}).get("reasoning_tokens") or 0),
+                 cache_read_tokens=int((u.get("input_tokens_details") or {}).get("cached_tokens") or 0))

@@ -28,6 +28,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from toolsight.engine.store import artifact_dir, read_manifest, safe_name
+from toolsight.log.arguments import ArgumentsError, load_arguments
 from toolsight.log.files import dict_key, iter_latest_records
 from toolsight.log.record import Record
 from toolsight.log.trajectory import ToolCallRecord
@@ -109,8 +110,8 @@ def _short(text: str, n: int = 120) -> str:
 def _pretty_args(arguments: str) -> tuple[str | None, str]:
     """(code, the other arguments pretty-printed) — code is shown as its own block."""
     try:
-        args = json.loads(arguments) if arguments else {}
-    except ValueError:
+        args = load_arguments(arguments) if arguments else {}
+    except ArgumentsError:
         return None, arguments
     if not isinstance(args, dict):
         return None, json.dumps(args, indent=2, ensure_ascii=False)

@@ -7,13 +7,13 @@ becomes a failed ToolResult the model can act on — never an exception that end
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolsight.errors import TaskAbort
+from toolsight.log.arguments import ArgumentsError, check_depth, load_arguments
 from toolsight.log.toolspec import ToolSpec
 from toolsight.tools.artifacts import ArtifactStore
 from toolsight.tools.result import ToolError, ToolResult
@@ -82,17 +82,17 @@ class Tool:
 
 
 def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
+    """A call's arguments as an object, bounded in size and depth (`log.arguments`); anything else is
+    a ToolError the model reads."""
     if raw is None or raw == "":
         return {}
-    if isinstance(raw, dict):
-        return raw
     try:
-        val = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ToolError(
-            f"arguments are not valid JSON ({exc.msg} at column {exc.colno}); "
-            "send a JSON object matching the tool's parameters"
-        ) from None
+        if isinstance(raw, dict):
+            check_depth(raw)
+            return raw
+        val = load_arguments(raw)
+    except ArgumentsError as exc:
+        raise ToolError(str(exc)) from None
     if not isinstance(val, dict):
         raise ToolError("arguments must be a JSON object")
     return val

@@ -120,3 +120,29 @@ def test_toolsight_loop_keeps_the_generic_loop(tmp_path: Path) -> None:
     assert "temperature" not in bodies[0]  # no App. E defaults in the toolsight loop
     assert "[image(s) " in json.dumps(bodies[1]["messages"])  # toolsight's placeholder line
     assert json.loads((run / "manifest.json").read_text())["loop"] == "toolsight"
+
+
+def test_a_malformed_hosted_interpreter_reply_is_a_model_error(tmp_path: Path) -> None:
+    """A Responses API reply whose code-interpreter `outputs` is a number (or with no output at all)
+    is a malformed reply: retried, then the task's model error with exit 3 — not a harness error
+    (issue 26, item 6). Through the CLI, as a user runs it."""
+    from clikit import records, ts
+
+    data, recs = _official(tmp_path)
+    good = {"text": f"The answer is {recs[0]['answer']}.", "code_interpreter": [{"code": "print(1)", "logs": "1"}]}
+    for name, steps, code in (
+        ("retried", [{"fault": "malformed", "malformed": "number_content"}, good], 0),
+        ("empty", [{"fault": "malformed", "malformed": "no_message"}], 3),
+        ("number", [{"fault": "malformed", "malformed": "number_content"}], 3),
+    ):
+        with ScriptedServer(Script.model_validate({"steps": steps})) as srv:
+            r = ts("run", "tir-bench", "--data", str(data), "--setting", "code", "-m", "openai/o3", "--base-url",
+                   srv.openai_base_url, "--out", str(tmp_path / name), "--retries", "1", "--backoff-base", "0.01",
+                   "--no-report")
+            assert all(q.path == "/v1/responses" for q in srv.requests)
+        assert r.returncode == code and "Traceback" not in r.stderr, (name, r.stderr)
+        (rec,) = records(tmp_path / name)
+        if code == 0:
+            assert rec["error"] is None and rec["trajectory"]["retries"] == 1
+        else:
+            assert rec["error"].startswith("model error") and "malformed reply" in rec["error"], rec["error"]

@@ -37,6 +37,7 @@ from toolsight.models.base import (
     TextPart,
     Usage,
 )
+from toolsight.models.openai_provider import responses_usage
 from toolsight.tasks.schema import Task, Turn
 from toolsight.tools.base import Artifact, Toolbox
 
@@ -169,7 +170,7 @@ class HostedInterpreterAgent:
             return out
 
         try:
-            resp = await (call_raw(once, kwargs) if call_raw is not None else once())
+            resp = await (call_raw(once, responses_usage, request=kwargs) if call_raw is not None else once())
         except ModelError as exc:
             traj.stop_reason = "model_error"
             raise TaskFailed(f"model error: {exc}", traj) from exc
@@ -189,10 +190,7 @@ class HostedInterpreterAgent:
             elif kind == "message":
                 texts += [c.get("text", "") for c in item.get("content") or [] if c.get("type") == "output_text"]
         text = "".join(texts)
-        usage = resp.get("usage") or {}
-        traj.usage = Usage(input_tokens=int(usage.get("input_tokens") or 0),
-                           output_tokens=int(usage.get("output_tokens") or 0),
-                           reasoning_tokens=int((usage.get("output_tokens_details") or {}).get("reasoning_tokens") or 0))
+        traj.usage = responses_usage(resp) or Usage()
         turn = task.turns[0]
         traj.messages = [Message.user(kwargs["input"][0]["content"][0]["text"],
                                       images=[ImagePart(path=str(toolbox.store.path(inputs[r.path])),

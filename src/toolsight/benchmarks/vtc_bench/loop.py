@@ -73,6 +73,7 @@ from toolsight.models.base import (
     ToolCall,
     Usage,
 )
+from toolsight.models.openai_provider import raw_chat_usage
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Artifact, Toolbox
 
@@ -200,7 +201,8 @@ class VTCOfficialAgent:
             # then gives up with the same text as for any other failed call
             for attempt in range(MALFORMED_RETRIES + 1):
 
-                chunks = await (call_raw(once, kwargs) if call_raw is not None else once())
+                chunks = await (call_raw(once, raw_chat_usage, request=kwargs) if call_raw is not None else once())
+                traj.usage = traj.usage + (raw_chat_usage(chunks) or Usage())
                 try:
                     return accumulate(chunks)
                 except MalformedFunctionCall:

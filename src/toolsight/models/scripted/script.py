@@ -60,7 +60,10 @@ class Step(BaseModel):
     reasoning: str | None = None
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
     code_interpreter: list[HostedCode] = Field(default_factory=list, description="hosted interpreter runs (Responses API)")
-    fault: Literal["status", "drop", "stall", "empty"] | None = None
+    fault: Literal["status", "drop", "stall", "empty", "malformed"] | None = None
+    #: with `fault: malformed`, what is wrong with the 200 reply: a body that is not JSON, not UTF-8,
+    #: has no message (`choices: []` / no content blocks / no candidates), or holds a number as the text
+    malformed: Literal["not_json", "not_utf8", "no_message", "number_content"] = "not_json"
     status: int = 500
     retry_after: float | None = None
     seconds: float = 0.0
@@ -110,6 +113,10 @@ class Script(BaseModel):
     tasks: dict[str, list[Step]] = Field(default_factory=dict)
     rule: Rule | None = None
     capacity: Capacity | None = None
+    #: a streamed Chat Completions reply carries usage in its last chunk `always` (as many compatible
+    #: servers do, and the server the golden-wire recordings used), or only when `requested` with
+    #: `stream_options.include_usage` (as OpenAI does)
+    stream_usage: Literal["always", "requested"] = "always"
 
     @model_validator(mode="after")
     def _check(self) -> Script:

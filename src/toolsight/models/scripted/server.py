@@ -281,6 +281,40 @@ async def _openai_sse(request: web.Request, reply: dict[str, Any]) -> web.Stream
 
 _READERS = {"openai": _openai_info, "anthropic": _anthropic_info, "google": _google_info,
             "responses": _responses_info}
+
+
+def _malformed(step: Step, wire: str, model: str) -> web.Response:
+    """A 200 reply a client cannot use (`fault: malformed`), in the shape each wire's reply has."""
+    if step.malformed == "not_json":
+        return web.Response(body=b"<html><body>upstream error</body></html>", content_type="application/json")
+    if step.malformed == "not_utf8":
+        return web.Response(body=b'{"id": "x", "choices": "' + bytes([0xFF, 0xFE, 0xFA]) + b'"}',
+                            content_type="application/json")
+    text: Any = 12345 if step.malformed == "number_content" else None
+    if wire == "openai":
+        reply: dict[str, Any] = {"id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()),
+                                 "model": model, "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                                 "choices": [] if text is None else
+                                 [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+    elif wire == "responses":  # a hosted-interpreter run whose outputs are a number, or no output at all
+        reply = {"id": "resp_scripted", "object": "response", "created_at": int(time.time()), "status": "completed",
+                 "model": model, "output": [] if text is None else
+                 [{"type": "code_interpreter_call", "id": "ci_scripted_1", "code": "print(1)", "outputs": text,
+                   "container_id": "cntr_scripted", "status": "completed"},
+                  {"type": "message", "id": "msg_scripted", "role": "assistant", "status": "completed",
+                   "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+                 "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}
+    elif wire == "anthropic":
+        reply = {"id": "msg_scripted", "type": "message", "role": "assistant", "model": model,
+                 "content": [] if text is None else [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                 "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+    else:
+        reply = {"candidates": [] if text is None else [{"content": {"role": "model", "parts": [{"text": text}]},
+                                                         "finishReason": "STOP"}],
+                 "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1}, "modelVersion": model}
+    return web.Response(body=orjson.dumps(reply), content_type="application/json")
+
+
 _WRITERS = {"openai": _openai_reply, "anthropic": _anthropic_reply, "google": _google_reply,
             "responses": _responses_reply}
 
@@ -389,10 +423,15 @@ class ScriptedServer:
             headers = {"Retry-After": f"{step.retry_after:g}"} if step.retry_after is not None else None
             return web.json_response(_error_body(wire, step.status), status=step.status, headers=headers)
         model = str(body.get("model") or request.match_info.get("model") or "scripted")
+        if step.fault == "malformed":
+            return _malformed(step, wire, model)
         step = _substitute_prev(step, body)
         ids = [c.id or self.player.new_call_id() for c in step.tool_calls]
         reply = _WRITERS[wire](step, model, _usage(step, body, wire, model), ids)
         if wire == "openai" and body.get("stream") is True:
+            asked = bool((body.get("stream_options") or {}).get("include_usage"))
+            if self.script.stream_usage == "requested" and not asked:
+                reply = {k: v for k, v in reply.items() if k != "usage"}
             return await _openai_sse(request, reply)
         return web.Response(body=orjson.dumps(reply), content_type="application/json")
 

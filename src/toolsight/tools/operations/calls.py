@@ -8,10 +8,10 @@ and any call with a string `code` argument, whose code goes to `code_operations`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from toolsight.log.arguments import ArgumentsError, load_arguments
 from toolsight.tools.operations.code import code_operations
 from toolsight.tools.operations.operation import (
     CROP_TOOL,
@@ -81,7 +81,7 @@ def _args(arguments: Mapping[str, Any] | str | None) -> Mapping[str, Any]:
     if not arguments:
         return {}
     try:
-        val = json.loads(arguments)
-    except (TypeError, ValueError):
+        val = load_arguments(arguments)
+    except ArgumentsError:
         return {}
     return val if isinstance(val, dict) else {}
