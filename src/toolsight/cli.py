@@ -351,6 +351,7 @@ def score(
         raise _fail(f"--mode {mode!r}: use 'official' or 'corrected'", EXIT_USAGE)
     if not (run_dir / "manifest.json").is_file():
         raise _fail(f"{run_dir} is not a run directory (no manifest.json)", EXIT_USAGE)
+    _warn_missing_artifacts([run_dir], "score")
     from toolsight.api.options import parse_assignments
 
     try:
@@ -374,6 +375,16 @@ def score(
     if counts.get("score_errors"):
         first = str(counts.get("score_error") or "")
         raise _fail(f"{counts['score_errors']} task(s) could not be scored; first: {first}", EXIT_TASK_ERRORS)
+
+
+def _warn_missing_artifacts(run_dirs: list[Path], command: str) -> None:
+    """One warning line per run whose `artifacts/` folder is gone (the command goes on without it)."""
+    from toolsight.report.missing import missing_artifacts
+
+    for d in run_dirs:
+        note = missing_artifacts(d, command)
+        if note:
+            err.print(f"warning: {note}", markup=False, highlight=False)
 
 
 def _score_counts(path: Path) -> dict[str, Any]:
@@ -413,6 +424,7 @@ def report_cmd(
     for d in run_dirs:
         if not (d / "manifest.json").is_file():
             raise _fail(f"{d} is not a run directory (no manifest.json)")
+    _warn_missing_artifacts(run_dirs, "report")
     from toolsight.report import build_report
     kwargs: dict[str, Any] = {"by": by or [], "fmt": fmt, "base_setting": base, "out_dir": out_dir,
                               "scores": scores, "metric": metric, "human_grades": human_grades}
@@ -422,6 +434,8 @@ def report_cmd(
 
             kwargs["prices"] = load_prices(prices)
         text = build_report(run_dirs, **kwargs)
+    except ToolsightError as exc:  # e.g. a --by key no task has: bad input, exit 2
+        raise _fail(str(exc), exc.exit_code) from None
     except (ValueError, OSError) as exc:
         raise _fail(str(exc)) from None
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -442,6 +456,7 @@ def view(
     for d in run_dirs:
         if not (d / "manifest.json").is_file():
             raise _fail(f"{d} is not a run directory (no manifest.json)")
+    _warn_missing_artifacts(run_dirs, "view")
     from toolsight.report import viewer
     from toolsight.report.viewer_serve import ViewerError
 

@@ -62,7 +62,8 @@ def test_evaluate_in_plain_code_and_inside_a_running_loop(tmp_path: Path, server
         assert row["Score % hi"] == pytest.approx(100 * (m.overall.score.hi or 0))
         s = res.samples.set_index("task_id")
         assert list(s.loc[["t0", "t1"], "passed"]) == [True, False] and set(s["epoch"]) == {1}
-        assert "tag:category" in s.columns and "Tool use" in res.tables
+        assert "tag:category" in s.columns and "Score" in res.tables
+        assert "Tool use" not in res.tables  # `direct` offers no tools: no tool table (issue 26 item 14)
         assert "| openai/x | direct | 6 | 0 | 50.0" in res.report("md")
 
 

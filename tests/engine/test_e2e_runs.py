@@ -218,7 +218,11 @@ def test_a_full_disk_stops_the_run_with_one_line_and_loses_nothing(tmp_path: Pat
     assert full.stderr.count("disk full") == 1 and "No space left on device" in full.stderr
     first = [json.loads(x) for x in kept.splitlines()]
     assert 0 < len(first) < n and all(r["error"] is None for r in first)  # no "harness error: ENOSPC" record
+    # the summary counts the records written, not the tasks whose record the full disk refused (issue 26 item 12)
+    assert f"{len(first)} task(s) run, 0 already finished" in full.stderr, full.stderr
     assert resumed.returncode == 0, resumed.stderr
+    assert f"{n - len(first)} task(s) run, {len(first)} already finished" in resumed.stderr, resumed.stderr
+    assert f"accuracy 100.0% over {n} scored (the whole run)" in resumed.stderr, resumed.stderr
     assert final.startswith(kept)
     assert sorted(r["task_id"] for r in recs) == sorted(f"t{i}" for i in range(n))
     assert all(r["error"] is None for r in recs)

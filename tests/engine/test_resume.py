@@ -100,7 +100,11 @@ def test_resume_keeps_the_manifest_and_appends_history(dataset: Path, tmp_path: 
     after = _manifest_dict(out)
     hist = after.pop("history")
     before.pop("history")
+    sent_after, sent_before = after.pop("sent"), before.pop("sent")
     assert after == before  # run id, creation time, options, identity: all as they were
+    # what the requests carried is added to: 2 more tasks, one request each, the same prompts
+    assert (sent_before["requests"], sent_after["requests"]) == (2, 4)
+    assert sent_after["system_prompts"] == sent_before["system_prompts"]
     assert len(hist) == 1 and hist[0]["event"] == "resume" and hist[0]["base_url"] == "http://127.0.0.1:1/v1"
     assert any("--base-url" in e and "warning" in e for e in events)
     run(dataset, out, Tracking(), resume=True)

@@ -36,10 +36,11 @@ def test_markdown_tables_marks_and_deltas(two_runs: tuple[Path, Path], tmp_path:
     assert f"| {100 * min(sb, sc):.1f} [" in _row(md, "Score", second) and "<u>" not in _row(md, "Score", second)
     assert f"({100 * (sc - sb):+.1f})" in _row(md, "Score", "code")
     assert "(" not in _row(md, "Score", "base").split("|")[5].split("]")[1]  # no delta on the base row
-    # the base setting made no tool calls: TCR 0.0 vs the code run's
-    assert _row(md, "Tool use", "base").split("|")[3].strip() == "0.0"
+    # the base setting offers no tools (and made no call): it is left out of the tool tables, which say so
+    tools = md.split("### Tool use", 1)[1].split("###", 1)[0]
+    assert "| mock/alpha | base |" not in tools and "Not shown (no tools offered): mock/alpha · base." in tools
     tcr = mc.tool_use.proactivity.value
-    assert tcr is not None and _row(md, "Tool use", "code").split("|")[3].strip() == f"{100 * tcr:.1f} (+{100 * tcr:.1f})"
+    assert tcr is not None and _row(md, "Tool use", "code").split("|")[3].strip() == f"{100 * tcr:.1f}"
     assert (out / "report.md").read_text() == md
     exported = pd.read_csv(out / "records.csv")  # written in the same pass as the metrics
     assert len(exported) == 32 and set(exported.setting) == {"base", "code"}
@@ -71,9 +72,10 @@ def test_json_and_csv_carry_the_numbers(two_runs: tuple[Path, Path]) -> None:
 
 
 def test_warnings_and_bad_requests(run_dir: Path) -> None:
-    md = build_report([run_dir], by=["nosuchtag"], base_setting="nosuch")
-    assert "no scored task has the tag 'nosuchtag'" in md
+    md = build_report([run_dir], by=["category"], base_setting="nosuch")
     assert "base setting 'nosuch' is not among the runs' settings (code)" in md
+    with pytest.raises(ReportError, match="--by nosuchtag: no task of the run"):
+        build_report([run_dir], by=["nosuchtag"])
     with pytest.raises(ReportError, match="--format 'pdf'"):
         build_report([run_dir], fmt="pdf")
     with pytest.raises(ReportError, match=r"no manifest\.json"):

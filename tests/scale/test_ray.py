@@ -125,6 +125,15 @@ def test_ray_records_match_a_local_run_of_the_same_tasks(cluster: LoopbackCluste
     manifest = json.loads((tmp_path / "ray" / "manifest.json").read_text())
     assert manifest["backends"]["executor"]["name"] == "ray"
     assert manifest["options"]["executor"] == "ray"
+    # what the requests carried, gathered from the workers: the same as the local run's
+    sent = {k: manifest["sent"][k] for k in ("tools", "tool_sets", "system_prompts", "user_prompts")}
+    local_sent = json.loads((tmp_path / "local" / "manifest.json").read_text())["sent"]
+    assert manifest["sent"]["requests"] == local_sent["requests"] > 0 and sent["tools"]
+
+    def same(vals: list[Any]) -> list[str]:  # the scripted server numbers its tool calls per run (call_7)
+        return sorted({re.sub(r"call_\d+", "call_N", json.dumps(v)) for v in vals})
+
+    assert {k: same(vals) for k, vals in sent.items()} == {k: same(local_sent[k]) for k in sent}
     limits = [json.loads(x) for x in (tmp_path / "ray" / "limits.jsonl").read_text().splitlines()]
     assert len({c["worker"] for c in limits if c["reason"] == "run-start"}) == 2
     assert "limit 32/32" in ray.stderr  # the progress line: the workers' limits (2 x 16 of --max-connections 32)

@@ -87,7 +87,8 @@ def prepare(opts: RunOptions, hooks: RunHooks | None = None) -> tuple[Runner, li
 
     runner = Runner(opts, bench, loaded, model, judge=judge, on_progress=hooks.progress, on_event=hooks.event,
                     summarizer=summarizer, executor=make_executor(opts))
-    warn = model.setting_warning([t.name for t in runner.tools], runner.selected)
+    # every name the toolbox accepts: a tool's aliases (a paper's names for it) are offered too
+    warn = model.setting_warning([n for t in runner.tools for n in (t.name, *t.aliases)], runner.selected)
     if warn:
         notes.append(f"warning: {warn} (`toolsight list settings {bench.target_name()}`)")
     if opts.control.epochs > 1:

@@ -6,10 +6,11 @@ trajectory) and `CallerModel` (a `Model` whose generate goes through a `ModelCal
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from toolsight.calls.retry import CallFailed, CallInfo, ModelCaller
+from toolsight.calls.sent import SentLog
 from toolsight.log.messages import Usage
 from toolsight.log.toolspec import ToolSpec
 from toolsight.log.trajectory import ModelCallRecord
@@ -37,22 +38,30 @@ class CallerModel(Model):
 
 class TaskCalls:
     """The `generate` one task's agent gets: the run's ModelCaller (or a baseline's own generate),
-    with every call's finish reason, retries and timing logged for the trajectory."""
+    with every call's finish reason, retries and timing logged for the trajectory, and every request's
+    tools and prompts noted in the run's `sent` log (`prompts`: the task's own, for the templates)."""
 
-    def __init__(self, caller: ModelCaller | None, generate: Generate, cache_salt: str = "") -> None:
+    def __init__(self, caller: ModelCaller | None, generate: Generate, cache_salt: str = "",
+                 sent: SentLog | None = None, prompts: Sequence[str] = ()) -> None:
         self.caller = caller
         self.generate = generate
         self.log: list[ModelCallRecord] = []
+        self.sent = sent
+        self.prompts = tuple(prompts)
         # epoch N > 1 of a task must not replay epoch 1's cached replies (that would hide the variance
         # epochs measure); a resumed epoch still finds its own
         self.cache_salt = cache_salt
 
-    async def call_raw(self, fn: Callable[[], Awaitable[T]], usage: Callable[[T], Usage | None] | None = None) -> T:
+    async def call_raw(self, fn: Callable[[], Awaitable[T]], usage: Callable[[T], Usage | None] | None = None, *,
+                       request: dict[str, Any] | None = None) -> T:
         """A raw provider call an official loop built itself, under the run's limit, retries and breaker,
         logged like every other call: `usage` reads its token usage from the reply (None: the reply
-        reported none, logged as `usage_missing`)."""
+        reported none, logged as `usage_missing`); `request` is the body it sends (noted in the run's
+        `sent` log)."""
         t0 = time.monotonic()
         index = len(self.log)
+        if self.sent is not None and request is not None:
+            self.sent.note_wire(request, self.prompts)
         try:
             if self.caller is None:
                 out, info = await fn(), CallInfo()
@@ -73,6 +82,8 @@ class TaskCalls:
     async def __call__(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         t0 = time.monotonic()
         index = len(self.log)
+        if self.sent is not None:
+            self.sent.note(messages, tools, self.prompts)
         try:
             if self.caller is not None:
                 out, info = (await self.caller.call(messages, tools, config, cache_salt=self.cache_salt)

@@ -1,6 +1,7 @@
 """The manifest a new run starts with: what defines it (options by their flat names, identity and its
-hash, the dataset and its hash), what it sends (agent settings, the tools' schemas), and what it
-runs on (model info, tool backends, the sandbox isolation in force, package versions)."""
+hash, the dataset and its hash), what it declares it sends (agent settings, the tools' schemas), and what
+it runs on (model info, tool backends, the sandbox isolation in force, package versions). What the loop
+really sent is added when the run ends (`sent`, `Runner.record_sent`, `toolsight.calls.sent`)."""
 
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.calls.cache import ResponseCache
 from toolsight.calls.limiter import EndpointLimiter, LimitChange, LimiterPool, endpoint_key
 from toolsight.calls.retry import CallStats, ModelCaller
+from toolsight.calls.sent import SentLog
 from toolsight.calls.task import CallerModel, model_completer
 from toolsight.engine.manifest import RunFacts, dataset_info, new_manifest
 from toolsight.engine.options import DEFAULT_TASK_TIMEOUT_S, RunOptions
@@ -326,6 +327,7 @@ class Runner:
             except OSError as exc:
                 stop = stop or (disk_full(exc) if is_disk_full(exc) else RunAborted(str(exc)))
             summary.outage_s = caller.breaker.outage_s
+            self.record_sent()
             await self._close(cache, caller, judge_caller)
         self.finalise(summary)
         if stop is not None:
@@ -407,6 +409,17 @@ class Runner:
                 fh.close()
 
         return stop
+
+    def record_sent(self) -> None:
+        """Add what this invocation's requests carried (tools, prompts) to the manifest's `sent` block,
+        on top of what earlier invocations of a resumed run recorded. A full disk keeps the old block."""
+        if not self.tasks.sent.requests:
+            return
+        with contextlib.suppress(OSError):
+            manifest = read_manifest(self.run_dir)
+            manifest.sent = self.tasks.sent.snapshot(manifest.sent)
+            write_manifest(self.run_dir, manifest)
+            self.tasks.sent = SentLog()  # recorded: a second write in this process must not count it twice
 
     def record_backend(self, name: str, info: dict[str, Any]) -> None:
         """Add which backend an interface runs on to a new run's manifest (written atomically)."""

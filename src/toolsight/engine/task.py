@@ -16,7 +16,7 @@ import os
 import shutil
 import time
 from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark
 from toolsight.calls.retry import ModelCaller
+from toolsight.calls.sent import SentLog
 from toolsight.calls.task import TaskCalls
 from toolsight.engine.store import artifact_dir, disk_has_room, is_disk_full, mentions_disk_full
 from toolsight.errors import RunAborted, TaskAbort
@@ -64,6 +65,8 @@ class TaskRunner:
     dataset_root: Path
     task_timeout: float
     task_hashes: dict[str, str]
+    #: what this process's requests carried (tools, prompts): the manifest's `sent` block
+    sent: SentLog = field(default_factory=SentLog)
 
     @functools.cached_property
     def _dataset_root(self) -> Path:
@@ -75,9 +78,10 @@ class TaskRunner:
         t0 = time.time()
         store = ArtifactStore(self._workspace(task, epoch), created=True, on_write=remember_image_bytes)
         toolbox = Toolbox(list(self.tools), store, task.id)
-        model = self.model.for_task(task)
+        model = self.model.for_task(task, epoch)
         calls = TaskCalls(caller if model is self.model else None, model.generate,
-                          cache_salt=f"epoch {epoch}" if epoch > 1 else "")
+                          cache_salt=f"epoch {epoch}" if epoch > 1 else "", sent=self.sent,
+                          prompts=[turn.prompt for turn in task.turns])
         agent = self.bench.make_agent(self.settings, model, calls)
         error: str | None = None
         traj = Trajectory()

@@ -44,7 +44,10 @@ class Manifest(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     dataset: DatasetInfo = Field(default_factory=DatasetInfo)
     agent_settings: dict[str, Any] = Field(default_factory=dict)
-    tools: list[dict[str, Any]] = Field(default_factory=list)
+    tools: list[dict[str, Any]] = Field(default_factory=list, description="the setting's tools, as declared")
+    sent: dict[str, Any] = Field(
+        default_factory=dict, description="what the loop really sent: tool schemas, tool sets, system prompts and "
+        "user prompt templates, distinct values over the whole run (toolsight.calls.sent)")
     model_info: dict[str, Any] = Field(default_factory=dict)
     isolation: dict[str, Any] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=dict)

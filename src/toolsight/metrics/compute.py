@@ -130,10 +130,19 @@ class RunMetrics(BaseModel):
     distributions: Distributions = Field(default_factory=Distributions)
     epochs: EpochStats | None = Field(
         default=None, description="a run with --epochs K > 1: mean@k, pass@k, pass^k, per-epoch scores (epochs.py)")
+    tag_keys: list[str] = Field(default_factory=list, description="every tag key the run's tasks carry, sorted")
+    tools_offered: list[str] = Field(
+        default_factory=list, description="the tools the run's setting offered (manifest), by name")
 
     @property
     def label(self) -> str:
         return f"{self.model} · {self.setting}"
+
+    @property
+    def has_tools(self) -> bool:
+        """Whether tool metrics mean anything for this run: its setting offered tools, or the model
+        called some (a provider's hosted tools, or a run directory older than the tools' record)."""
+        return bool(self.tools_offered) or self.tool_use.calls > 0
 
 
 def error_kind(message: str) -> str:
@@ -198,9 +207,11 @@ class _Acc:
         self.rand_grouped: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         self.tool_grouped: dict[str, dict[str, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
         self.error_cats: Counter[str] = Counter()
+        self.tag_keys: set[str] = set()
 
     def add(self, v: TaskView) -> None:
         self.n += 1
+        self.tag_keys.update(v.tags)
         self.meta.setdefault("model", v.model)
         self.meta.setdefault("setting", v.setting)
         self.meta.setdefault("benchmark", v.benchmark)
@@ -319,7 +330,7 @@ class _Acc:
             random_guess_groups={b: {g: sum(x) / len(x) for g, x in sorted(d.items())}
                                  for b, d in self.rand_grouped.items()},
             tool_groups={b: {g: _tool_group(x) for g, x in sorted(d.items())} for b, d in self.tool_grouped.items()},
-            error_categories=dict(self.error_cats.most_common()),
+            error_categories=dict(self.error_cats.most_common()), tag_keys=sorted(self.tag_keys),
             distributions=Distributions(
                 effective_lengths=self.eff_len, total_lengths=[int(c) for c in self.calls],
                 reference_lengths=self.ref, scores=[v for v, _ in self.scored],
@@ -417,4 +428,5 @@ def compute_run_metrics(
     m.model = m.model or manifest.model
     m.setting = m.setting or manifest.setting
     m.scores_source = f"scores-{scores}.jsonl" if scores else "records"
+    m.tools_offered = [str(t["name"]) for t in manifest.tools if isinstance(t, dict) and t.get("name")]
     return m

@@ -24,6 +24,8 @@ from toolsight.scoring.base import Score
 from toolsight.tools.operations import Vocabulary, classify_call
 
 PASS_EPS = 1e-9
+#: grouping keys every task has besides its tags (`TaskView.group`)
+BUILTIN_KEYS = ("turn_type", "setting", "model", "benchmark")
 
 
 class ScoresFileError(ToolsightError, ValueError):
@@ -209,7 +211,7 @@ class TaskView:
             return self.tags[key]
         if key in ("turn_type", "turns"):
             return self.turn_type
-        if key in ("setting", "model", "benchmark"):
+        if key in BUILTIN_KEYS:
             return str(getattr(self, key))
         return None
 

@@ -100,8 +100,9 @@ class Model(ABC):
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         ...
 
-    def for_task(self, task: Task) -> Model:
-        """The model to use for one task. Baselines that need the task (reference, random) override it.
+    def for_task(self, task: Task, epoch: int = 1) -> Model:
+        """The model to use for one task (in epoch `epoch` of a run with --epochs). Baselines that need
+        the task (reference, random) override it; `random` draws each epoch's guess afresh.
 
         Called by the runner in the task's own context: it also marks the task as current, so
         providers send its id with every request (`task_context.task_headers`).

@@ -5,7 +5,7 @@ tools — Python code through the sandboxed `python_interpreter`, a recorded seq
 interface calls, or a browsing program (tool calls whose arguments are filled from values captured
 out of earlier results) — and reading the answer from the tool output. It never sees the gold answer: its
 score says which generated tasks are solvable from the pixels with tools, and a task it fails is a
-generator or solution bug. `random` guesses uniformly over a task's options (TIR-Bench's random row).
+generator or solution bug. `random` guesses uniformly over a task's options (TIR-Bench's random row), seeded per task and epoch.
 """
 
 from __future__ import annotations
@@ -402,6 +402,10 @@ def reference_tools(turn: Turn, dataset_root: Path | None = None) -> list[str]:
     return ["python_interpreter"] if solution_code(turn, dataset_root) is not None else []
 
 
+#: how many tasks `ReferenceModel.setting_warning` looks at (reading every solution of a large set is slow)
+SAMPLE = 200
+
+
 class ReferenceModel(Model):
     """`--model reference`: runs each task's reference solution through the real tools."""
 
@@ -418,31 +422,45 @@ class ReferenceModel(Model):
         """Where sidecar solution files live (the runner calls this with the dataset folder)."""
         self.dataset_root = root
 
-    def for_task(self, task: Task) -> Model:
+    def for_task(self, task: Task, epoch: int = 1) -> Model:
         return _TaskReference(task, self.dataset_root)
 
     def setting_warning(self, tools: Sequence[str], tasks: Sequence[Task]) -> str | None:
-        needed: list[str] = []
-        for task in tasks[:200]:  # a sample is enough: generated sets are uniform
-            for turn in task.turns:
-                needed.extend(n for n in reference_tools(turn, self.dataset_root) if n not in needed)
-        missing = [n for n in needed if n not in tools]
-        if not missing:
+        """Which tasks' reference solutions call a tool that `tools` (every name the setting's toolbox
+        accepts, aliases included) lacks; None when every sampled task can be solved."""
+        sample = tasks[:SAMPLE]
+        missing: list[str] = []
+        lacking = 0
+        for task in sample:
+            absent = [n for turn in task.turns for n in reference_tools(turn, self.dataset_root) if n not in tools]
+            lacking += bool(absent)
+            missing.extend(n for n in absent if n not in missing)
+        if not lacking:
             return None
-        return (f"--model reference solves these tasks by calling {', '.join(missing[:5])}"
-                f"{' …' if len(missing) > 5 else ''}, which this setting does not offer "
-                f"({', '.join(tools) or 'no tools'}): expect a score of 0; pick a setting with those tools")
+        of = "of the first " if len(tasks) > len(sample) else "of "
+        expect = "expect a score of 0" if lacking == len(sample) else "expect those to score 0"
+        return (f"--model reference solves {lacking} {of}{len(sample)} task(s) by calling "
+                f"{', '.join(missing[:5])}{' …' if len(missing) > 5 else ''}, which this setting does not offer "
+                f"({', '.join(tools) or 'no tools'}): {expect}; pick a setting with those tools")
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         return _reply("The reference agent needs a task (use it through `toolsight run`).")
 
 
+def random_stream(seed: int, task_id: str, epoch: int = 1) -> random.Random:
+    """The random baseline's generator for one task in one epoch: reproducible (the same seed, task and
+    epoch give the same guesses, in any order or process) and independent across tasks and epochs.
+    Epoch 1 keeps the stream runs made before epochs were seeded had."""
+    key = f"{seed}:{task_id}" if epoch <= 1 else f"{seed}:{task_id}:epoch {epoch}"
+    digest = hashlib.sha256(key.encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
 class _TaskRandom(Model):
-    def __init__(self, task: Task, seed: int) -> None:
+    def __init__(self, task: Task, seed: int, epoch: int = 1) -> None:
         super().__init__("random")
         self.task = task
-        digest = hashlib.sha256(f"{seed}:{task.id}".encode()).digest()
-        self.rng = random.Random(int.from_bytes(digest[:8], "big"))
+        self.rng = random_stream(seed, task.id, epoch)
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         ti, _ = _current_turn(self.task, messages)
@@ -459,8 +477,8 @@ class RandomModel(Model):
         super().__init__(name)
         self.seed = seed
 
-    def for_task(self, task: Task) -> Model:
-        return _TaskRandom(task, self.seed)
+    def for_task(self, task: Task, epoch: int = 1) -> Model:
+        return _TaskRandom(task, self.seed, epoch)
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         return _reply("<answer></answer>")

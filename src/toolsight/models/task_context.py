@@ -1,6 +1,6 @@
 """Which task a model request belongs to, so every request can say it (`X-Toolsight-Task`).
 
-The runner calls `Model.for_task(task)` once per task, inside that task's own asyncio context;
+The runner calls `Model.for_task(task, epoch)` once per task, inside that task's own asyncio context;
 the base implementation records the task id here (a `ContextVar`, so concurrent tasks never see
 each other's id). Providers add `task_headers()` to every request as a per-request extra header:
 the scripted server keeps one script position per task from it, and a proxy or a local server's

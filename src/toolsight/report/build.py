@@ -60,28 +60,38 @@ def declared_vocabularies(benchmarks: Sequence[str]) -> list[Vocabulary]:
 
 def report_tables(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting: str | None,
                   metric: str = "score", layout: Sequence[tuple[str, str]] = ()) -> list[T.Table]:
-    """The tables: by the user's --by tags, or (without --by) the benchmarks' declared `layout`."""
+    """The tables: by the user's --by tags, or (without --by) the benchmarks' declared `layout`.
+
+    Tool tables (tool use, shares, operations, chain lengths, tool use by group) show only the runs
+    whose setting offered tools, and are left out when no run did."""
     out = [T.score_table(metrics, base_setting)]
     epochs = T.epochs_table(metrics)
     if epochs is not None:
         out.append(epochs)
+    tooled = [i for i, m in enumerate(metrics) if m.has_tools]
+    with_tools = [metrics[i] for i in tooled]
+
+    def tool_tables(*tables: T.Table | None) -> None:
+        for t in tables:
+            if t is None:
+                continue
+            _only_runs(t, metrics, tooled)
+            out.append(t)
+
     if by or not layout:
         out += [T.group_table(metrics, tag, base_setting, metric) for tag in by]
-        out += [c for c in (T.chain_table(metrics, tag) for tag in by) if c is not None]
+        if with_tools:
+            tool_tables(*(T.chain_table(with_tools, tag) for tag in by))
     else:
         for tag, kind in layout:
-            if kind == "tool_use":
-                tg = T.tool_group_table(metrics, tag)
-                if tg is not None:
-                    out.append(tg)
-            else:
+            if kind != "tool_use":
                 out.append(T.group_table(metrics, tag, base_setting, kind))
-    out.append(T.tool_table(metrics, base_setting))
-    out.append(T.share_table(metrics))
-    for vocabulary in declared_vocabularies([m.benchmark for m in metrics]):
-        ops = T.operation_table(metrics, vocabulary)
-        if ops is not None:
-            out.append(ops)
+            elif with_tools:
+                tool_tables(T.tool_group_table(with_tools, tag))
+    if with_tools:
+        tool_tables(T.tool_table(with_tools, base_setting), T.share_table(with_tools))
+        for vocabulary in declared_vocabularies([m.benchmark for m in with_tools]):
+            tool_tables(T.operation_table(with_tools, vocabulary))
     agree = T.agreement_table(metrics)
     if agree is not None:
         out.append(agree)
@@ -89,6 +99,15 @@ def report_tables(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting
     if errs is not None:
         out.append(errs)
     return out
+
+
+def _only_runs(t: T.Table, metrics: Sequence[RunMetrics], kept: list[int]) -> None:
+    """Mark a table built over some of the runs: which rows they are, and a note naming the others."""
+    if len(kept) == len(metrics):
+        return
+    t.run_rows = list(kept)
+    left = [metrics[i].label for i in range(len(metrics)) if i not in kept]
+    t.note = (t.note + " " if t.note else "") + f"Not shown (no tools offered): {', '.join(left)}."
 
 
 def _viewer_url(run_dir: str, out_dir: Path | None) -> str:
@@ -104,7 +123,9 @@ def _link_rows(tabs: list[T.Table], metrics: Sequence[RunMetrics], out_dir: Path
     """Link each run row to its trace viewer; a group column to the list filtered by that group,
     the Errors column to the run's errors (the viewer keeps filters in the URL hash)."""
     for t in tabs:
-        for r, m in enumerate(metrics):
+        runs = t.run_rows if t.run_rows is not None else range(len(metrics))
+        for r, i in enumerate(runs):
+            m = metrics[i]
             base = _viewer_url(m.run_dir, out_dir)
             t.links[(r, -1)] = base
             for ci, col in enumerate(t.columns):
@@ -118,6 +139,30 @@ def _link_rows(tabs: list[T.Table], metrics: Sequence[RunMetrics], out_dir: Path
                         query = dict(zip(keys, vals, strict=True))
                 if query:
                     t.links[(r, ci)] = base + "#" + urlencode(query, quote_via=quote)
+
+
+def unknown_key(metrics: Sequence[RunMetrics], by: Sequence[str]) -> str | None:
+    """Why a --by key groups nothing: no task of any run carries it (naming the closest key and the
+    keys the runs have), or None. Runs without records say nothing about their keys: never refused."""
+    import difflib
+
+    from toolsight.metrics.views import BUILTIN_KEYS
+
+    if not any(m.n_records for m in metrics):
+        return None
+    have = sorted({k for m in metrics for k in m.tag_keys})
+    known = {*have, *BUILTIN_KEYS, "turns"}
+    for key in by:
+        if key in known:
+            continue
+        for part in (k.strip() for k in key.split("+")):
+            if part in known:
+                continue
+            close = difflib.get_close_matches(part, [*have, *BUILTIN_KEYS], n=1, cutoff=0.5)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            return (f"--by {key}: no task of the run(s) has the key {part!r}; {hint}the runs' keys: "
+                    f"{', '.join(have) or 'none'} (built in: {', '.join(BUILTIN_KEYS)})")
+    return None
 
 
 def _warnings(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting: str | None) -> list[str]:
@@ -169,7 +214,8 @@ def _markdown(metrics: Sequence[RunMetrics], tabs: list[T.Table], warnings: list
         lines += ["### Plots", ""]
         lines += [f"![{p.stem.replace('_', ' ')}]({p.name})" for p in plots]
         lines.append("")
-    lines.append("**bold** = best, <u>underlined</u> = second best per column; (±x) = points vs the base setting.")
+    lines.append("**bold** = best, <u>underlined</u> = second best per column (a tie is not marked); "
+                 "(±x) = points vs the base setting.")
     return "\n".join(lines) + "\n"
 
 
@@ -272,6 +318,7 @@ def build_report(
         if not (d / "manifest.json").is_file():
             raise ReportError(f"{d} is not a run directory (no manifest.json)")
     out = Path(out_dir) if out_dir is not None else None
+    asked = list(by)  # the user's --by keys (checked against the runs' keys below)
     layout: list[tuple[str, str]] = []
     if not by:  # no --by: the benchmarks' own tables (e.g. VisualToolBench's APR by turn type x domain)
         layout = declared_tables([read_manifest(d).benchmark for d in dirs])
@@ -289,6 +336,9 @@ def build_report(
             vocabularies = declared_vocabularies([read_manifest(d).benchmark])
             m = compute_run_metrics(d, by, scores, human_grades, prices, sink=sink, vocabularies=vocabularies)
             metrics.extend(_split_rows(m, d, by, scores, human_grades, prices, vocabularies))
+        problem = unknown_key(metrics, asked)
+        if problem is not None:  # a typo in --by: say so, not an empty table
+            raise ReportError(problem)
     except BaseException:
         if sink is not None:
             sink.discard()  # never a truncated records.csv that looks complete
@@ -308,7 +358,7 @@ def build_report(
 
         target = out if out is not None else Path(tempfile.mkdtemp(prefix="toolsight-plots-"))
         tmp_dir = None if out is not None else target
-        made = write_plots(metrics, target)
+        made = write_plots([m for m in metrics if m.has_tools], target)
     try:
         if fmt == "md":
             text = _markdown(metrics, tabs, warnings, made, out)

@@ -114,9 +114,12 @@ def chain_length_distribution(metrics: Sequence[RunMetrics], path: Path) -> Path
 
 
 def write_plots(metrics: Sequence[RunMetrics], out_dir: Path) -> list[Path]:
-    """All report plots into `out_dir`; returns their paths (order of PLOTS)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """All report plots into `out_dir`; returns their paths (order of PLOTS). Every plot is about
+    tool use: none for no runs (the report passes the runs whose setting offered tools)."""
     made: list[Path] = []
+    if not metrics:
+        return made
+    out_dir.mkdir(parents=True, exist_ok=True)
     draw = (accuracy_vs_proactivity, tool_share_bars, chain_length_distribution)
     for name, fn in zip(PLOTS, draw, strict=True):
         # drawn under a temp name and renamed: a killed report never leaves half a PNG

@@ -2,7 +2,7 @@
 
 Rows are runs (model × setting). The score table has the overall score and APR with 95% CIs;
 one table per grouping tag has the overall score and one column per tag value. The best and
-second-best value of each column are marked (bold / underline), and with a base setting every
+second-best value of each column are marked (bold / underline; a tie is not), and with a base setting every
 other run of the same model shows its delta in points. The tool-use table follows VTC-Bench
 Table 5 and VisualToolBench B.4; the share tables give calls per tool and, per vocabulary a run's
 benchmark declares, its image operations per label.
@@ -11,6 +11,8 @@ benchmark declares, its image operations per label.
 from __future__ import annotations
 
 import html
+import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -51,6 +53,8 @@ class Table:
     rows: list[tuple[list[str], list[Cell]]] = field(default_factory=list)
     note: str = ""
     group_key: str | None = None  # the tag whose values are the columns (group and chain tables)
+    #: the runs (positions in the report's list) the run rows are, when not all of them (tool tables)
+    run_rows: list[int] | None = None
     # (row, column) -> URL of the trace viewer's filtered task list; column -1 = the row's Setting cell
     links: dict[tuple[int, int], str] = field(default_factory=dict)
 
@@ -73,24 +77,34 @@ def _est_cell(e: Estimate, percent: bool = True, ci: bool = True) -> Cell:
     return Cell(e.value, text, lo=e.lo, hi=e.hi)
 
 
+_LEADING_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
+
+
+def _shown(c: Cell) -> float:
+    """The value as its cell prints it (the leading number): two values that print alike are a tie."""
+    m = _LEADING_NUMBER.match(c.text.strip())
+    return float(m.group()) if m else round(c.value or 0.0, 12)
+
+
 def _rank(table: Table) -> None:
+    """Bold the best value of each ranked column and underline the second best — each only when one
+    row alone holds it: a tie (several runs at 0.0, or at 100.0) has no best run, so nothing is marked
+    for it. "Second best" needs a value below it too: of two values the lower is the worst."""
+    if len(table.rows) < 2:
+        return
     for ci, col in enumerate(table.columns):
         if not col.direction:
             continue
-        vals = sorted({round(c.value, 12) for _, cells in table.rows if (c := cells[ci]).value is not None},
-                      reverse=col.direction > 0)
-        if len(table.rows) < 2 or not vals:
+        shown = [(c, _shown(c)) for _, cells in table.rows if (c := cells[ci]).value is not None]
+        counts = Counter(v for _, v in shown)
+        order = sorted(counts, reverse=col.direction > 0)
+        if len(order) < 2 or counts[order[0]] > 1:
             continue
-        best = vals[0]
-        # "second best" only when something ranks below it: with two values the second is the worst
-        second = vals[1] if len(vals) > 2 else None
-        for _, cells in table.rows:
-            c = cells[ci]
-            if c.value is None:
-                continue
-            if round(c.value, 12) == best:
+        second = order[1] if len(order) > 2 and counts[order[1]] == 1 else None
+        for c, v in shown:
+            if v == order[0]:
                 c.mark = "best"
-            elif second is not None and round(c.value, 12) == second:
+            elif v == second:
                 c.mark = "second"
 
 

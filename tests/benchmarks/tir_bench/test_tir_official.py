@@ -67,6 +67,11 @@ def test_feedback_follows_every_tool_result_and_open_models_get_app_e(tmp_path: 
     assert third[-1]["role"] == "user" and third[-1]["content"] == "The rotated image is attached."  # text result too
     rec = out["recs"][0]
     assert rec["error"] is None and rec["score"]["value"] == 1.0
+    # the manifest records what was sent: the loop's tools and its feedback text among the user prompts
+    sent = out["manifest"]["sent"]
+    assert sent["requests"] == 3 and [t["name"] for t in sent["tools"]] == [
+        t["function"]["name"] for t in bodies[0]["tools"]]
+    assert "The rotated image is attached." in sent["user_prompts"]
 
 
 def test_hosted_code_interpreter_through_the_responses_api(tmp_path: Path) -> None:
@@ -94,6 +99,11 @@ def test_hosted_code_interpreter_through_the_responses_api(tmp_path: Path) -> No
     assert calls[0]["text"] == "(64, 64)" and calls[1]["extra"]["image_urls"] == ["https://files.example/r.png"]
     assert rec["trajectory"]["turns"][0]["response"] == f"The answer is {gold}."
     assert rec["error"] is None and rec["score"]["value"] == 1.0
+    # the manifest records the raw Responses request the loop built: the hosted tool, the prompt as a template
+    sent = out["manifest"]["sent"]
+    assert sent["requests"] == 1 and sent["tools"] == req.body["tools"] and sent["tool_sets"] == [["code_interpreter"]]
+    (template,) = sent["user_prompts"]
+    assert "{prompt}" in template and template.replace("{prompt}", recs[0]["prompt"]) == parts[0]["text"]
 
 
 def test_toolsight_loop_keeps_the_generic_loop(tmp_path: Path) -> None:

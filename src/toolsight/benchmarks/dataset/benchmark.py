@@ -1,4 +1,9 @@
-"""Any toolsight dataset folder as a benchmark: generic settings and an answer-match scorer."""
+"""Any toolsight dataset folder as a benchmark: generic settings and its scorer.
+
+The scorer matches the extracted answer against the gold answer; a task that carries rubrics is judged
+by them instead (the rubric scorer, `toolsight.scoring.rubric`) when a judge is given (`--judge`), and
+without one it is matched as before, its score saying how many rubrics were not judged.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from toolsight.agents.prompts import ANSWER_TAG_SYSTEM, TOOLS_NOTE
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
 from toolsight.scoring.base import Score, ScoreContext, Scorer
+from toolsight.scoring.rubric import RubricScorer
 from toolsight.tasks.dataset import DatasetError, load_dataset
 from toolsight.tasks.schema import Task, Turn
 
@@ -62,6 +68,40 @@ class AnswerMatchScorer:
                      scorer=self.name, explanation=turns[-1].explanation, turns=turns if len(turns) > 1 else [])
 
 
+def rubric_count(task: Task) -> int:
+    return sum(len(t.rubrics) for t in task.turns)
+
+
+class DatasetScorer:
+    """A dataset folder's scorer: answer match, or the task's rubrics when it has some and a judge is given.
+
+    Rubrics are judged by the corrected rubric scorer (a dataset folder has no reference judge script
+    to follow): the explicit critical flag counts, a judge reply that never parses is a score error.
+    Without a judge a task with rubrics is matched against its gold answer (0 when it has none) and
+    its score says so: `details["rubrics_not_judged"]` holds the number of rubrics, and the
+    explanation ends in "rubrics not judged (no --judge)".
+    """
+
+    name = "answer_match"
+
+    def __init__(self) -> None:
+        self.match = AnswerMatchScorer()
+        self.rubrics = RubricScorer("corrected")
+
+    async def score(self, task: Task, responses: list[str], ctx: ScoreContext) -> Score:
+        n = rubric_count(task)
+        if n and ctx.judge is not None:
+            return await self.rubrics.score(task, responses, ctx)
+        score = await self.match.score(task, responses, ctx)
+        if not n:
+            return score
+        note = f"{n} rubric(s) not judged (no --judge)"
+        return score.model_copy(update={
+            "details": {**score.details, "rubrics_not_judged": n},
+            "explanation": f"{score.explanation}; {note}" if score.explanation else note,
+        })
+
+
 def generic_settings() -> dict[str, AgentSettings]:
     def make(name: str, tools: list[str]) -> AgentSettings:
         note = TOOLS_NOTE if tools else ""
@@ -109,4 +149,4 @@ class DatasetBenchmark(Benchmark):
                            fingerprint=ds.fingerprint())
 
     def scorer(self, setting: str, mode: str = "official") -> Scorer:
-        return AnswerMatchScorer()
+        return DatasetScorer()

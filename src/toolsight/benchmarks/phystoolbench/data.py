@@ -49,18 +49,35 @@ class PhysToolBenchError(BenchmarkError):
 # --------------------------------------------------------------------------- tags
 
 
+#: scene words in the stored categories ("Daily Life Scene-Kitchen", "Manufacturing & Repair", "Outdoor
+#: Activities", "Professional Scenarios"), checked in this order
+_SCENE_WORDS = (("professional", "Professional"), ("manufactur", "Industrial"), ("repair", "Industrial"),
+                ("industr", "Industrial"), ("outdoor", "Outdoor"), ("daily", "Daily"))
+#: categories that name only a sub-scene (Hard's "Office", "Art Creation", "Gardening/Agriculture",
+#: "Construction/Renovation"; Easy 0315's "Life"): the scene the Easy level files file that sub-scene under
+#: ("Daily Life Scene-Office", "Professional Scene-Art Creation", ...). Audited against all five
+#: `dataset/image-task/<level>/tasks.json` of PhysToolBench/PhysToolBench @ 103d82d (1,012 items).
+SUB_SCENES: dict[str, str] = {
+    **dict.fromkeys(("life", "kitchen", "living room/bedroom", "bathroom", "laundry room/storage room", "office"),
+                    "Daily"),
+    **dict.fromkeys(("construction/renovation", "plumbing repair", "garage/workshop", "furniture making/woodworking",
+                     "electronic repair", "car repair"), "Industrial"),
+    **dict.fromkeys(("gardening/agriculture", "outdoor sports/camping", "mountaineering/hiking",
+                     "fishing/water sports", "outdoor barbecue/party", "outdoor cleaning/maintenance"), "Outdoor"),
+    **dict.fromkeys(("medical/laboratory", "smart home/iot", "digital office equipment", "photography/videography",
+                     "music production", "art creation", "phone/tablet maintenance", "classroom/training room",
+                     "restaurant/hotel"), "Professional"),
+}
+
+
 def scene_of(category: str) -> str | None:
-    """The paper's scene (Professional, Industrial, Outdoor, Daily) for a stored category string."""
-    c = category.lower()
-    if "professional" in c:
-        return "Professional"
-    if any(w in c for w in ("manufactur", "repair", "industr")):
-        return "Industrial"
-    if "outdoor" in c:
-        return "Outdoor"
-    if "daily" in c:
-        return "Daily"
-    return None
+    """The paper's scene (Professional, Industrial, Outdoor, Daily) for a stored category string: by its
+    scene word, else by the sub-scene it names alone; None for a string that names neither."""
+    c = " ".join(category.lower().split())
+    for word, scene in _SCENE_WORDS:
+        if word in c:
+            return scene
+    return SUB_SCENES.get(c.strip(" '\""))
 
 
 def question_of(prompt: str) -> str:

@@ -23,7 +23,7 @@ from toolsight.agents.registry import Solver
 from toolsight.agents.settings import AgentSettings, QuestionView
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, BenchmarkOptions, LoadedTasks, ScorerFactory
 from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
-from toolsight.benchmarks.tir_bench.data import SETTINGS, TirBenchError, load_tir_bench
+from toolsight.benchmarks.tir_bench.data import SETTINGS, TASK_NAMES, TirBenchError, load_tir_bench
 from toolsight.log.modes import scorer_mode as check_mode
 from toolsight.models.base import Generate, Model
 from toolsight.scoring.base import Scorer
@@ -139,6 +139,8 @@ class TIRBenchmark(Benchmark):
     question_view = QuestionView(text="{prompt}", question="{prompt_without_options}")
     task_kinds = ("tir-bench-synth",)
     Options = TIROptions
+    #: the paper's Table 2 column order (Color, Pro., OCR, SR, Maze, Math, WS, LL-VQA, IR, SD, JG, VS, RG)
+    category_order = {"task": list(TASK_NAMES), "task_name": list(TASK_NAMES.values())}  # noqa: RUF012
 
     def __init__(self) -> None:
         super().__init__()

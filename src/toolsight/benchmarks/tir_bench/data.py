@@ -26,7 +26,7 @@ BENCHMARK = "tir-bench"
 JSON_FILE = "TIR-Bench.json"
 HF_REPO = "Agents-X/TIR-Bench"
 
-# official task key -> the paper's name (Table 1); counts in the release in the comment
+# official task key -> the paper's name (Table 1), in the paper's Table 2 column order; counts in the release
 TASK_NAMES: dict[str, str] = {
     "color": "Color VQA",  # 100
     "refcoco": "Proportion VQA",  # 120

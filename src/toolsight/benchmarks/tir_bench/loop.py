@@ -170,7 +170,7 @@ class HostedInterpreterAgent:
             return out
 
         try:
-            resp = await (call_raw(once, responses_usage) if call_raw is not None else once())
+            resp = await (call_raw(once, responses_usage, request=kwargs) if call_raw is not None else once())
         except ModelError as exc:
             traj.stop_reason = "model_error"
             raise TaskFailed(f"model error: {exc}", traj) from exc

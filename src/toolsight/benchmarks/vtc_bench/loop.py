@@ -201,7 +201,7 @@ class VTCOfficialAgent:
             # then gives up with the same text as for any other failed call
             for attempt in range(MALFORMED_RETRIES + 1):
 
-                chunks = await (call_raw(once, raw_chat_usage) if call_raw is not None else once())
+                chunks = await (call_raw(once, raw_chat_usage, request=kwargs) if call_raw is not None else once())
                 traj.usage = traj.usage + (raw_chat_usage(chunks) or Usage())
                 try:
                     return accumulate(chunks)

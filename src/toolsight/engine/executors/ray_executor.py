@@ -218,6 +218,7 @@ class RayExecutor:
             except OSError as exc:
                 driver.stop = driver.stop or (disk_full(exc) if is_disk_full(exc) else RunAborted(str(exc)))
             driver.limits_log.close()
+            runner.record_sent()
         runner.finalise(summary)
         if driver.stop is not None:
             summary.stopped = str(driver.stop)
@@ -444,6 +445,7 @@ class _Driver:
         """Write one outcome: the artifacts, then the record (as the local runner does)."""
         unit = (out.task_id, out.epoch)
         self.limits_log.write(out.limits)
+        self.runner.tasks.sent.absorb(out.sent)  # what its requests carried, for the manifest
         if out.abort is not None:
             if self.stop is None:
                 self.stop = RunAborted(out.abort, exit_code=out.abort_code)

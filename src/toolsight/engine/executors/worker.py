@@ -62,6 +62,8 @@ class TaskOutcome:
     counts: dict[str, Any] = field(default_factory=dict)  # what the driver's summary line counts
     limits: list[dict[str, Any]] = field(default_factory=list)  # limit changes since the last outcome
     worker: str = ""
+    #: tools and prompts the worker's requests carried that it has not sent before (`SentLog.drain`)
+    sent: dict[str, Any] = field(default_factory=dict)
 
 
 def where() -> str:
@@ -149,7 +151,8 @@ class TaskWorker:
         files = collect_files(ws)
         shutil.rmtree(ws, ignore_errors=True)
         return TaskOutcome(task_id=task_id, epoch=epoch, line=self._rewrite(record_line(rec)), files=files,
-                           counts=record_counts(rec), limits=self._drain(), worker=self.name)
+                           counts=record_counts(rec), limits=self._drain(), worker=self.name,
+                           sent=self.runner.tasks.sent.drain())
 
     def _rewrite(self, line: str) -> str:
         """Paths under the scratch run directory become the same paths under the driver's."""
