@@ -143,7 +143,8 @@ async def ask(model: Model, generate: Generate, messages: list[Message], wire: W
 
         call_raw = getattr(generate, "call_raw", None)
         # logged with its usage (None when the reply has none); the provider adds the task header
-        chunks = await (call_raw(once, lambda cs: _usage(cs[0]) if cs and cs[0].get("usage") else None)
+        chunks = await (call_raw(once, lambda cs: _usage(cs[0]) if cs and cs[0].get("usage") else None,
+                                 request=kwargs)
                         if call_raw is not None else once())
         if not chunks:
             raise ModelError(f"{model.name}: empty response")
