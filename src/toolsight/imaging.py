@@ -64,7 +64,7 @@ def _limits(width: int, height: int, max_pixels: int, what: str) -> None:
         raise ImageRejected(f"{what} has a size of {width}x{height} pixels; it is not a usable image")
     if width * height > max_pixels:
         raise ImageRejected(f"{what} is {width}x{height} pixels ({width * height / 1e6:.1f} Mpx), over the "
-                            f"{max_pixels / 1e6:g} Mpx limit; it was not decoded")
+                            f"pixel limit ({max_pixels / 1e6:g} Mpx); it was not decoded")
 
 
 def _png_header(data: bytes) -> ImageInfo | None:

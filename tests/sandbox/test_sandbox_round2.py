@@ -403,13 +403,13 @@ def test_proc_is_limited_and_namespaces_are_private(ws: Path, iso: dict[str, Any
 
 def test_kill_minus_one_only_reaches_the_sandbox_itself(ws: Path, iso: dict[str, Any]) -> None:
     need(iso, "uid_separation", "landlock_signal_scope")
-    server = (sandbox.get_pool().hello or {}).get("pid")
+    still_works(ws)
+    server = sandbox.get_pool().server_of(ws)
     res = run("import os, signal\nos.kill(-1, signal.SIGKILL)\nprint('survived')", ws)
     # Linux spares the caller; every process it may signal is its own (a dedicated uid, Landlock scope)
     assert res.ok and "survived" in res.stdout, res
     os.kill(os.getpid(), 0)  # the harness is alive
-    if server:
-        os.kill(int(server), 0)  # and so is the sandbox server
+    assert server is not None and server.alive  # and so is the sandbox server of this task
     still_works(ws)
 
 

@@ -4,7 +4,9 @@ A `ServerProcess` is one pre-warmed fork server (`_server.py`), started with a c
 (never the harness's, which holds API keys). Requests and replies are length-prefixed JSON frames
 over its stdin/stdout. Every request has a reply timeout: a hung or dead server is killed (with
 whatever it was running) and replaced, and the call returns a failed result — the task goes on.
-`SandboxPool` keeps up to `size` servers (grown on demand, so it matches the run's concurrency);
+`SandboxPool` keeps up to `size` servers (grown on demand, so it matches the run's concurrency),
+each serving one task only (its workspace): a task never runs in a child of a server whose heap held
+another task's code or output; a fresh server is started ahead for the next task;
 everything here is blocking and thread-safe, and the async API runs it in worker threads.
 """
 
@@ -72,6 +74,10 @@ class ServerProcess:
             cwd=self.scratch, start_new_session=True, close_fds=True,
         )
         self._buf = bytearray()
+        #: the task (its workspace) whose calls this server has served; None while it is fresh. A server
+        #: never serves another task: its heap may still hold the code and output of its task's calls.
+        self.owner: str | None = None
+        self.last_used = time.monotonic()
         self.child_pid: int | None = None
         self.session_open = False
         self.died_idle = False
@@ -234,6 +240,8 @@ def to_result(frame: dict[str, Any], limits: Limits) -> ExecResult:
         error = f"the workspace is full (the quota is {limits.disk_mb} MiB)"
     elif frame.get("signal") and not error:
         error = f"the code was killed by {frame['signal']}"
+    elif not report and exit_code == 70 and "ended between cells" in stderr:
+        error = stderr.strip().splitlines()[-1][:500]
     elif not report and exit_code not in (0, None) and not error:
         error = f"the code exited with status {exit_code}"
     if not isinstance(report, dict):
@@ -257,6 +265,11 @@ def to_result(frame: dict[str, Any], limits: Limits) -> ExecResult:
     )
 
 
+def _stop_all(servers: list[ServerProcess]) -> None:
+    for srv in servers:
+        srv.stop()
+
+
 class SandboxPool:
     """Up to `size` fork servers, started on demand; `run` borrows one per call."""
 
@@ -271,32 +284,74 @@ class SandboxPool:
         self._starting = 0
         self._cond = threading.Condition()
         self._closed = False
+        self._warming = False
+        #: keep one fresh server started ahead for the next task (`_prewarm`)
+        self.prewarm = bool(self.config.pop("prewarm_servers", True))
         self.hello: dict[str, Any] | None = None
 
     # -- borrowing
-    def acquire(self) -> ServerProcess:
+    def acquire(self, owner: str | None = None) -> ServerProcess:
+        """A server for one call of the task `owner` (its workspace): one that served this task before,
+        else a fresh one (never one that served another task: see `ServerProcess.owner`)."""
         dead: list[ServerProcess] = []
+        retired: list[ServerProcess] = []
         try:
-            return self._acquire(dead)
+            srv = self._acquire(dead, retired, owner)
         finally:
-            for srv in dead:  # died while idle: reap it, sweep its cgroup, remove its scratch dir
-                srv.kill()
+            for old in dead:  # died while idle: reap it, sweep its cgroup, remove its scratch dir
+                old.kill()
+            if retired:  # served another task: stopped in the background, never reused
+                threading.Thread(target=_stop_all, args=(retired,), daemon=True).start()
+        if owner is not None:
+            srv.owner = owner
+            self._prewarm()
+        return srv
 
-    def _acquire(self, dead: list[ServerProcess]) -> ServerProcess:
+    def _take_idle(self, owner: str | None, dead: list[ServerProcess]) -> ServerProcess | None:
+        """An idle server of `owner`, else a fresh one (under the lock); dead ones go to `dead`."""
+        for srv in list(self._idle):
+            if not srv.alive:
+                self._idle.remove(srv)
+                self._forget(srv)
+                dead.append(srv)
+        for want in ((owner,) if owner is None else (owner, None)):
+            for srv in reversed(self._idle):
+                if srv.owner == want:
+                    self._idle.remove(srv)
+                    return srv
+        return None
+
+    def _acquire(self, dead: list[ServerProcess], retired: list[ServerProcess], owner: str | None) -> ServerProcess:
         with self._cond:
             while True:
                 if self._closed:
                     raise SandboxError("the sandbox pool has been shut down")
-                while self._idle:
-                    srv = self._idle.pop()
-                    if srv.alive:
-                        return srv
-                    self._forget(srv)
-                    dead.append(srv)
+                srv = self._take_idle(owner, dead)
+                if srv is not None:
+                    return srv
                 if len(self._all) + self._starting < self.size:
                     self._starting += 1
                     break
+                # full: the least recently used idle server of another task makes room (stopped, never reused)
+                if self._retire_one(owner, retired):
+                    continue
                 self._cond.wait()
+        return self._start()
+
+    def _retire_one(self, owner: str | None, retired: list[ServerProcess]) -> bool:
+        """Under the lock: take the least recently used idle server of a task other than `owner` out of
+        the pool (the caller stops it); False when there is none."""
+        others = [s for s in self._idle if s.owner is not None and s.owner != owner]
+        if not others:
+            return False
+        victim = min(others, key=lambda s: s.last_used)
+        self._idle.remove(victim)
+        self._forget(victim)
+        retired.append(victim)
+        return True
+
+    def _start(self) -> ServerProcess:
+        """Start a server for a slot already counted in `_starting`."""
         try:
             srv = ServerProcess(self.config)
         except BaseException:
@@ -311,9 +366,38 @@ class SandboxPool:
                 self.hello = srv.hello
         return srv
 
+    def _prewarm(self) -> None:
+        """Start one fresh server in the background when none is idle, so the next task's first call
+        does not wait for a server to start (one above `size`: it only ever serves a new task)."""
+        if not self.prewarm:
+            return
+        retired: list[ServerProcess] = []
+        with self._cond:
+            if self._closed or any(s.owner is None for s in self._idle) or self._warming:
+                return
+            if len(self._all) + self._starting >= self.size + 1 and not self._retire_one(None, retired):
+                return
+            self._starting += 1
+            self._warming = True
+        if retired:
+            threading.Thread(target=_stop_all, args=(retired,), daemon=True).start()
+
+        def run() -> None:
+            try:
+                srv = self._start()
+            except BaseException:
+                return
+            finally:
+                with self._cond:
+                    self._warming = False
+            self.release(srv)
+
+        threading.Thread(target=run, name="toolsight-sandbox-prewarm", daemon=True).start()
+
     def release(self, srv: ServerProcess) -> None:
         with self._cond:
             alive = srv.alive
+            srv.last_used = time.monotonic()
             if alive and not self._closed:
                 self._idle.append(srv)
             else:
@@ -349,6 +433,13 @@ class SandboxPool:
                 self._dedicated.remove(srv)
         srv.stop()
 
+    def server_of(self, workspace: Path) -> ServerProcess | None:
+        """The (last used) server that serves the task of `workspace`, if any (for checks and debugging)."""
+        key = str(Path(workspace).resolve())
+        with self._cond:
+            mine = [s for s in self._all if s.owner == key]
+        return max(mine, key=lambda s: s.last_used) if mine else None
+
     def _forget(self, srv: ServerProcess) -> None:
         if srv in self._all:
             self._all.remove(srv)
@@ -372,7 +463,7 @@ class SandboxPool:
         if not os.path.isdir(ws):
             raise SandboxError(f"workspace {ws} does not exist")
         for attempt in range(2):
-            srv = self.acquire()
+            srv = self.acquire(owner=ws)
             try:
                 frame = srv.request({"op": "run", "code": code, "workspace": ws, "limits": lim.wire()},
                                     lim.wall_s + self.reply_margin_s)

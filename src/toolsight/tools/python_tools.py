@@ -316,10 +316,11 @@ class PythonKernel(Tool):
                     artifacts.append(art)
                 else:
                     parts.append(art)
-        if not res.ok and res.error is None and res.exec.error:
-            parts.append(f"error: {res.exec.error}")
+        reason = res.stop_reason(self.limits)  # killed (memory, time, a signal): say why, never an empty result
         if res.timed_out:
             parts.append(f"error: the cell ran longer than {self.limits.wall_s:g} s and the kernel was restarted")
+        elif reason:
+            parts.append(f"error: {reason}")
         extra = _trace(code, res.exec)
         extra.update({"execution_count": res.execution_count, "images": [a.id for a in artifacts],
                       "outputs": [o.model_dump(exclude_none=True) for o in res.outputs][:50]})

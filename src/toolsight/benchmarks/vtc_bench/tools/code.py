@@ -584,9 +584,10 @@ class VTCCodeInterpreter(Tool):
                 else:
                     parts.append(art)
         if res.ended:
-            why = (f"the cell ran longer than {self.limits.wall_s:g} s" if res.timed_out
-                   else f"the kernel stopped ({res.exec.limit or res.exec.error or 'crash'})")
-            text += _block("error", f"{why}; the kernel was restarted and earlier variables are gone")
+            why = (f"the cell ran longer than {self.limits.wall_s:g} s; the kernel was restarted and earlier "
+                   "variables are gone" if res.timed_out else res.stop_reason(self.limits)
+                   or f"the kernel stopped ({res.exec.limit or res.exec.error or 'crash'}); earlier variables are gone")
+            text += _block("error", why)
         room = max(0, MAX_IMAGES - len({a.id for a in artifacts}))
         saved, unseen = await asyncio.to_thread(self._saved, ctx, before, known | {a.file for a in artifacts}, room)
         artifacts += [a for _, a in saved]

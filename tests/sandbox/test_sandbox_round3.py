@@ -1,0 +1,129 @@
+"""Issue 27's sandbox items, each a real snippet through the public API: a task never runs in a child of
+a server that held another task's code (item 11), and a killed kernel says why (item 10)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Any
+
+from sandboxkit import need
+
+from toolsight import sandbox
+from toolsight.sandbox import ExecResult, Limits
+from toolsight.tools.base import ArtifactStore, ToolContext, ToolResult
+from toolsight.tools.python_tools import PythonKernel
+
+FAST = Limits(wall_s=20, cpu_s=10)
+
+# Scans the child's own writable memory (heap and anonymous mappings) for a string given in two halves,
+# so the whole string is never in the scanner's own memory: the halves are compared in place.
+SCAN = r'''
+import ctypes
+H1, H2 = @H1@, @H2@
+found = 0
+for line in open("/proc/self/maps"):
+    parts = line.split()
+    perms, name = parts[1], (parts[5] if len(parts) > 5 else "")
+    if not perms.startswith("rw") or name not in ("", "[heap]"):
+        continue
+    lo, hi = (int(x, 16) for x in parts[0].split("-"))
+    region = ctypes.string_at(lo, hi - lo)
+    i = region.find(H1)
+    while i >= 0:
+        if region[i + len(H1): i + len(H1) + len(H2)] == H2:
+            found += 1
+        i = region.find(H1, i + 1)
+print("FOUND" if found else "NOTFOUND", found)
+'''
+
+
+def run(code: str, ws: Path, limits: Limits = FAST) -> ExecResult:
+    return asyncio.run(sandbox.start(ws, limits=limits).exec(code))
+
+
+def test_a_task_never_runs_where_another_tasks_code_was(tmp_path: Path) -> None:
+    """Item 11: the server that took task A's code (its heap keeps freed copies) never forks a child for
+    task B. The same scan in A's own next call finds A's code, so the scan would see a leak."""
+    secret = "TASKA" + uuid.uuid4().hex
+    h1, h2 = secret[:18].encode(), secret[18:].encode()
+    scan = SCAN.replace("@H1@", repr(h1)).replace("@H2@", repr(h2))
+    ws_a, ws_b = tmp_path / "task-a", tmp_path / "task-b"
+    ws_a.mkdir()
+    ws_b.mkdir()
+    code_a = "notes = " + repr((secret + " ") * 40) + "\nprint(len(notes))\n"
+    for _ in range(3):
+        res = run(code_a, ws_a)
+        assert res.ok, res
+    own = run(scan, ws_a)  # the same task: its server held its code, and so may its next child
+    assert own.ok, own
+    assert own.stdout.startswith("FOUND"), own.stdout  # the scan sees what a reused server leaves
+    other = run(scan, ws_b)
+    assert other.ok, other
+    assert other.stdout.startswith("NOTFOUND"), other.stdout
+    pool = sandbox.get_pool()
+    a, b = pool.server_of(ws_a), pool.server_of(ws_b)
+    assert a is not None and b is not None and a is not b
+
+
+def test_calls_of_one_task_reuse_its_server(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    run("pass", ws)
+    pool = sandbox.get_pool()
+    first = pool.server_of(ws)
+    for _ in range(3):
+        assert run("print(1)", ws).ok
+    assert pool.server_of(ws) is first  # no fresh process per call: a task keeps its server
+
+
+def _kernel_ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(store=ArtifactStore(tmp_path / "ws"), call_id="c1", task_id="t1")
+
+
+async def _cells(tool: PythonKernel, ctx: ToolContext, cells: list[str], pause_s: float = 0.0) -> list[ToolResult]:
+    out = []
+    try:
+        for code in cells:
+            out.append(await tool({"code": code}, ctx))
+            if pause_s:
+                await asyncio.sleep(pause_s)
+    finally:
+        kernel: Any = ctx.state.get("python_kernel.kernel")
+        if kernel is not None:
+            await kernel.aclose()
+    return out
+
+
+def test_a_kernel_killed_by_a_stray_alarm_says_why(tmp_path: Path) -> None:
+    """Item 10: an alarm set in one cell fires while the kernel is frozen between calls; the next call's
+    result names the signal and says the state is lost (it was empty)."""
+    ctx = _kernel_ctx(tmp_path)
+    cells = ["import signal\nsignal.signal(signal.SIGALRM, signal.SIG_DFL)\nsignal.alarm(1)\nprint('set')",
+             "print('after')", "print(6 * 7)"]
+    first, second, third = asyncio.run(_cells(PythonKernel(FAST), ctx, cells, pause_s=1.5))
+    assert first.ok and "set" in first.text, first
+    assert not second.ok
+    assert "SIGALRM" in second.text and "next call starts a fresh kernel" in second.text, second.text
+    assert third.ok and "42" in third.text and "restarted" in third.text, third
+
+
+def test_a_kernel_killed_by_its_memory_limit_says_why(tmp_path: Path, iso: dict[str, Any]) -> None:
+    need(iso, "cgroup_memory")
+    ctx = _kernel_ctx(tmp_path)
+    limits = Limits(wall_s=30, cgroup_memory_mb=256)
+    (res,) = asyncio.run(_cells(PythonKernel(limits), ctx, ["x = bytearray(1 << 30)\nprint('no')"]))
+    assert not res.ok
+    assert "memory limit (256 MiB)" in res.text and "next call starts a fresh kernel" in res.text, res.text
+
+
+def test_killed_kernel_reason_in_the_tir_tool(tmp_path: Path) -> None:
+    """TIR-Bench's tool (a python_kernel underneath) showed only `Status: error` for a killed kernel."""
+    from toolsight.benchmarks.tir_bench.tools import TIRCodeInterpreter
+
+    ctx = _kernel_ctx(tmp_path)
+    (res,) = asyncio.run(_cells(TIRCodeInterpreter(FAST), ctx,
+                                ["import os, signal\nos.kill(os.getpid(), signal.SIGTERM)"]))
+    assert res.text.startswith("Status: error\n") and "SIGTERM" in res.text, res.text
+    assert "next call starts a fresh kernel" in res.text, res.text
