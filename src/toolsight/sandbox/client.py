@@ -77,6 +77,7 @@ class ServerProcess:
         #: the task (its workspace) whose calls this server has served; None while it is fresh. A server
         #: never serves another task: its heap may still hold the code and output of its task's calls.
         self.owner: str | None = None
+        self.served: set[str] = set()  # every task it served (one at most; checked by the tests)
         self.last_used = time.monotonic()
         self.child_pid: int | None = None
         self.session_open = False
@@ -153,7 +154,10 @@ class ServerProcess:
         log.info("sandbox: killing server %s", self.proc.pid)
         # only signal groups whose leader has not been reaped yet (a reaped pid may belong to someone else)
         if self.proc.returncode is None:
-            for pid in (self.child_pid, self.proc.pid):
+            # in a PID namespace the child's pid is the namespace's number (not the harness's): killing
+            # the server kills the namespace, and every process in it, anyway
+            in_ns = bool((getattr(self, "hello", None) or {}).get("pid_namespace"))
+            for pid in ((None if in_ns else self.child_pid), self.proc.pid):
                 if pid:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(pid, signal.SIGKILL)
@@ -304,6 +308,7 @@ class SandboxPool:
                 threading.Thread(target=_stop_all, args=(retired,), daemon=True).start()
         if owner is not None:
             srv.owner = owner
+            srv.served.add(owner)
             self._prewarm()
         return srv
 
@@ -601,34 +606,66 @@ _WARNED: set[str] = set()
 
 
 def summarize(hello: dict[str, Any]) -> dict[str, Any]:
-    """The isolation level in force, from a server's start-up probe; warns loudly about missing layers."""
+    """The isolation level in force, from a server's start-up probe; warns loudly about missing layers.
+
+    Three situations (docs/sandbox.md has the table): root (every layer, a dedicated host uid), a
+    normal user with user namespaces (the same namespaces, tmpfs and drops in a user namespace of the
+    server's own; the code's uid is 65534 in a namespace of its own but the same host uid as the
+    harness; cgroups only where one is delegated to the user), and a normal user without them
+    (Landlock, seccomp, rlimits and the clean environment only)."""
     probe: dict[str, Any] = hello.get("probe") or {}
     abi = int(hello.get("landlock_abi", 0))
     root = bool(hello.get("is_root"))
+    userns = bool(hello.get("user_namespace"))
+    nsroot = root or userns  # the server could make namespaces
     fs = probe.get("landlock_fs") is True
     disk = int(probe.get("workspace_bytes") or 0)
+    cgroups: dict[str, Any] = hello.get("cgroups") or {}
+    no_ns = ("no user namespaces (" + "; ".join(f"{k}: {v}" for k, v in (hello.get("namespace_errors") or {}).items())
+             + "): ") if not nsroot else ""
+
+    def ns_layer(key: str, what: str) -> bool | str:
+        return (probe.get(key) is True) if nsroot else f"{no_ns}no {what}"
+
+    def cg_layer(ctl: str, fallback: str) -> bool | str:
+        if root or ctl in cgroups:
+            return probe.get(f"cgroup_{ctl}") is True
+        return f"no cgroup delegated to this user: {fallback}"
+
+    if root:
+        uid_sep: bool | str = (isinstance(probe.get("uid"), int) and probe.get("uid") not in (0, None)
+                               and probe.get("uid") == hello.get("uid"))
+    elif userns:
+        uid_sep = ("partial: the code is uid 65534 in a user namespace of its own, but the same host uid as the "
+                   "harness (a second host uid needs root); Landlock's scopes and seccomp keep signals, ptrace "
+                   "and files of the harness out of reach") if probe.get("uid") == 65534 else False
+    else:
+        uid_sep = f"{no_ns}the code runs as the harness user"
     layers: dict[str, Any] = {
         "clean_env": probe.get("env_keys") == ["HOME", "LANG", "MPLCONFIGDIR", "PATH", "TMPDIR"],
         "setsid": probe.get("setsid") is True,
         "rlimits": bool(probe.get("rlimits")),
         "no_new_privs": probe.get("no_new_privs") is True,
-        "capabilities_dropped": (probe.get("capabilities_dropped") is True) if root else "not root (none held)",
-        "uid_separation": (isinstance(probe.get("uid"), int) and probe.get("uid") not in (0, None)
-                           and probe.get("uid") == hello.get("uid")) if root
-        else "not root: the code runs as the harness user (no separate uid on this machine)",
+        "capabilities_dropped": (probe.get("capabilities_dropped") is True) if nsroot else "not root (none held)",
+        "uid_separation": uid_sep,
+        "user_namespace": "not needed as root (a dedicated host uid)" if root
+        else (probe.get("userns") is True and userns) if userns else f"{no_ns}none",
         "landlock_fs": fs,
         "landlock_tcp": fs and abi >= 4,
         "landlock_signal_scope": probe.get("signal_scope") is True,
         "landlock_abstract_unix_scope": fs and abi >= 6,
         "seccomp": probe.get("seccomp") is True,
         "seccomp_allowlist": probe.get("seccomp_allowlist") is True,
-        "mount_namespace": (probe.get("mntns") is True and probe.get("host_hidden") is True) if root
-        else "not root: no mount namespace",
-        "net_namespace": (probe.get("netns") is True) if root else "not root: no network namespace",
-        "ipc_namespace": (probe.get("ipcns") is True) if root else "not root: no IPC namespace",
-        "tmpfs_workspace": (0 < disk <= (80 << 20)) if root else "not root: no workspace quota",
-        "cgroup_pids": (probe.get("cgroup_pids") is True) if root else "not root (RLIMIT_NPROC applies)",
-        "cgroup_memory": (probe.get("cgroup_memory") is True) if root else "not root (RLIMIT_AS applies)",
+        "mount_namespace": (probe.get("mntns") is True and probe.get("host_hidden") is True) if nsroot
+        else f"{no_ns}no mount namespace",
+        "net_namespace": ns_layer("netns", "network namespace"),
+        "ipc_namespace": ns_layer("ipcns", "IPC namespace"),
+        "pid_namespace": (probe.get("pidns") is True and bool(hello.get("pid_namespace"))) if nsroot
+        else f"{no_ns}no PID namespace",
+        "tmpfs_workspace": (0 < disk <= (80 << 20)) if nsroot else f"{no_ns}no workspace quota",
+        "cgroup_pids": cg_layer("pids", "RLIMIT_NPROC bounds the processes"),
+        "cgroup_memory": cg_layer("memory", "RLIMIT_AS bounds each process's address space (not the sum, "
+                                            "nor page cache)"),
         "session_freezer": "cgroup freezer" if hello.get("freezer") else "SIGSTOP of the process group",
     }
     warnings: list[str] = []
@@ -642,16 +679,23 @@ def summarize(hello: dict[str, Any]) -> dict[str, Any]:
         warnings.append("signals are not scoped: the code could kill the sandbox server (it is restarted)")
     if root and layers["capabilities_dropped"] is not True:
         warnings.append("capabilities could not be dropped although running as root")
-    for key in ("uid_separation", "mount_namespace", "net_namespace", "ipc_namespace", "tmpfs_workspace",
-                "cgroup_memory", "seccomp_allowlist"):
+    ns_keys = ("mount_namespace", "net_namespace", "ipc_namespace", "pid_namespace", "tmpfs_workspace",
+               "seccomp_allowlist")
+    for key in ("uid_separation", *ns_keys, "cgroup_memory"):
         if root and layers[key] is not True:
             warnings.append(f"{key} is not in force although running as root")
+    for key in (*ns_keys, "user_namespace", "capabilities_dropped"):
+        if userns and layers[key] is not True:
+            warnings.append(f"{key} is not in force although the user namespace is")
     if root and layers["cgroup_pids"] is not True:
         warnings.append("no cgroup pids limit as root: RLIMIT_NPROC does not bind root, fork bombs are not contained")
+    if not root:  # what a normal user cannot have, said once, precisely
+        warnings += [f"{k}: {v}" for k, v in layers.items()
+                     if isinstance(v, str) and k not in ("capabilities_dropped", "session_freezer")]
     core: tuple[str, ...] = ("landlock_fs", "seccomp", "rlimits", "clean_env")
-    if root:
+    if nsroot:
         core += ("uid_separation", "seccomp_allowlist", "mount_namespace", "net_namespace", "ipc_namespace",
-                 "tmpfs_workspace", "cgroup_memory", "cgroup_pids")
+                 "pid_namespace", "tmpfs_workspace", "cgroup_memory", "cgroup_pids")
     level = "full" if all(layers[k] is True for k in core) else ("partial" if layers["rlimits"] else "minimal")
     for w in warnings:
         if w not in _WARNED:
@@ -666,6 +710,7 @@ def summarize(hello: dict[str, Any]) -> dict[str, Any]:
         "platform": sys.platform,
         "landlock_abi": abi,
         "root": root,
+        "privilege": "root" if root else ("normal user, user namespaces" if userns else "normal user, no user namespaces"),
         "layers": layers,
         "warnings": warnings,
     }
