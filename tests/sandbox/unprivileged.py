@@ -1,6 +1,6 @@
 """Run sandbox tests as an unprivileged user that this run makes up (run by root; CI runs it in `make test`).
 
-    python tests/sandbox/unprivileged.py [pytest args...]   # default: the sandbox attack tests
+    python tests/sandbox/unprivileged.py [pytest args...]   # no test paths given: the sandbox attack tests
 
 The tests run as uid `TOOLSIGHT_TEST_UID` (default 61234; it needs no account) with no supplementary
 groups and no capabilities, so the sandbox confines model code the way it does for a researcher's
@@ -85,7 +85,8 @@ def main(argv: list[str]) -> int:
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "CI", "TERM", "TOOLSIGHT_SANDBOX_BACKEND")}
     env.update({"HOME": str(tmp), "TMPDIR": str(tmp), "PYTHONDONTWRITEBYTECODE": "1",
                 "PYTHONPATH": str(REPO / "src"), "TOOLSIGHT_CACHE": str(tmp / "cache")})
-    args = argv or DEFAULT_TESTS
+    given_paths = [a for a in argv if a.startswith("tests") or a.endswith(".py")]
+    args = argv if given_paths else [*argv, *DEFAULT_TESTS]
     cmd = [str(venv / "bin" / "python"), "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=-ra",
            "--basetemp", str(tmp / "pytest"), *args]
     print(f"running as uid {uid} (no groups, no capabilities): {' '.join(cmd)}", flush=True)

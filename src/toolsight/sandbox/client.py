@@ -692,10 +692,11 @@ def summarize(hello: dict[str, Any]) -> dict[str, Any]:
     if not root:  # what a normal user cannot have, said once, precisely
         warnings += [f"{k}: {v}" for k, v in layers.items()
                      if isinstance(v, str) and k not in ("capabilities_dropped", "session_freezer")]
-    core: tuple[str, ...] = ("landlock_fs", "seccomp", "rlimits", "clean_env")
-    if nsroot:
-        core += ("uid_separation", "seccomp_allowlist", "mount_namespace", "net_namespace", "ipc_namespace",
-                 "pid_namespace", "tmpfs_workspace", "cgroup_memory", "cgroup_pids")
+    # "full": every layer root gets (a normal user without a delegated cgroup or a second host uid is
+    # "partial", and the warnings say exactly what is missing)
+    core = ("landlock_fs", "seccomp", "rlimits", "clean_env", "uid_separation", "seccomp_allowlist",
+            "mount_namespace", "net_namespace", "ipc_namespace", "pid_namespace", "tmpfs_workspace",
+            "cgroup_memory", "cgroup_pids")
     level = "full" if all(layers[k] is True for k in core) else ("partial" if layers["rlimits"] else "minimal")
     for w in warnings:
         if w not in _WARNED:
