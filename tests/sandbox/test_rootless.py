@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from toolsight.sandbox import Limits, SandboxPool
-from toolsight.sandbox.client import summarize
+from toolsight.sandbox import Limits, SandboxPool, situations
 
+REPO = Path(__file__).resolve().parents[2]
 FAST = Limits(wall_s=15, cpu_s=10, disk_mb=64)
 NAMESPACES = ("mount_namespace", "net_namespace", "ipc_namespace", "pid_namespace", "tmpfs_workspace")
 
@@ -33,7 +35,23 @@ def _userns_possible() -> bool:
         return False
 
 
+def assert_its_column(report: dict[str, Any]) -> None:
+    """The report's layers are what the table's column for its privilege says: a `yes` cell is in force,
+    a `no`/`partial` cell is not (and its layer names the gap), an `if delegated` cell is in force or
+    names the missing delegation."""
+    column = situations.expected(report["privilege"])
+    assert report["situations"] == {k: dict(zip(situations.SITUATIONS, c, strict=True))
+                                    for k, (_, c) in situations.TABLE.items()}
+    for key, cell in column.items():
+        got = report["layers"][key]
+        if cell.startswith("if delegated"):
+            assert got is True or str(got).startswith("no cgroup delegated to this user"), (key, got)
+        else:
+            assert (got is True) == situations.in_force(cell), (key, cell, got)
+
+
 def test_the_report_names_the_privilege_and_every_layer(iso: dict[str, Any]) -> None:
+    assert_its_column(iso)
     layers = iso["layers"]
     if os.geteuid() == 0:
         assert iso["privilege"] == "root" and iso["level"] == "full", iso
@@ -124,24 +142,31 @@ def test_the_network_namespace_alone_keeps_the_code_off_the_harness_loopback(tmp
 
 def test_without_user_namespaces_the_gap_is_named(tmp_path: Path) -> None:
     """A normal user whose kernel refuses user namespaces (here: switched off) keeps Landlock, seccomp and
-    the rlimits, and the report says which layers are gone and why."""
+    the rlimits, and the report says which layers are gone and why. Run by root, the test runs itself
+    again as a made-up normal user (tests/sandbox/unprivileged.py), so the server really has no namespaces."""
     if os.geteuid() == 0:
-        hello = {"is_root": False, "user_namespace": False, "landlock_abi": 7,
-                 "namespace_errors": {"user_namespace": "[Errno 1] unshare: Operation not permitted"},
-                 "probe": {"landlock_fs": True, "seccomp": True, "rlimits": {"CPU": 1}, "uid": 1000}}
-        report = summarize(hello)  # what a normal user on such a kernel sees (as root the server has them)
-    else:
-        pool = SandboxPool(size=1, config={"userns": False, "prewarm_servers": False})
-        ws = tmp_path / "ws"
-        ws.mkdir()
-        try:
-            res = pool.run("print('ok')", ws, FAST)
-            assert res.ok and res.stdout.strip() == "ok", res
-            report = pool.isolation()
-        finally:
-            pool.shutdown()
+        me = f"{Path(__file__).resolve().relative_to(REPO)}::test_without_user_namespaces_the_gap_is_named"
+        proc = subprocess.run([sys.executable, str(REPO / "tests" / "sandbox" / "unprivileged.py"), me, "-q"],
+                              capture_output=True, text=True, timeout=300, cwd=REPO)
+        assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-2000:]
+        return
+    pool = SandboxPool(size=1, config={"userns": False, "prewarm_servers": False})
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    try:
+        res = pool.run("print('ok')", ws, FAST)
+        assert res.ok and res.stdout.strip() == "ok", res
+        report = pool.isolation()
+    finally:
+        pool.shutdown()
     assert report["privilege"] == "normal user, no user namespaces"
+    assert_its_column(report)
     for key in (*NAMESPACES, "user_namespace"):
         assert str(report["layers"][key]).startswith("no user namespaces"), (key, report["layers"][key])
     assert report["layers"]["landlock_fs"] is True and report["layers"]["seccomp"] is True
     assert report["level"] == "partial"
+
+
+def test_docs_show_the_table_the_report_uses() -> None:
+    docs = (REPO / "docs" / "sandbox.md").read_text(encoding="utf-8")
+    assert situations.markdown() in docs

@@ -66,20 +66,27 @@ def open_up(needed: list[Path], hold: Path) -> None:
     raise RuntimeError(f"could not open the paths {needed} for an unprivileged user")
 
 
-def main(argv: list[str]) -> int:
-    if os.geteuid() != 0:
-        print("tests/sandbox/unprivileged.py: not root, so the tests already run unprivileged; nothing to do")
-        return 0
-    uid = int(os.environ.get("TOOLSIGHT_TEST_UID", "61234"))
-    venv = Path(sys.prefix)
-    needed = [Path(os.path.realpath(sys.executable)), Path(sys.base_prefix).resolve(), venv.resolve(), REPO,
-              Path(sysconfig.get_paths()["purelib"]).resolve()]
+def enter_open_namespace() -> Path:
+    """As root: move this process into a private mount namespace where the interpreter, the venv and the
+    checkout are reachable for other users (bench/sandbox.py uses it too); the folder holding the binds."""
+    needed = [Path(os.path.realpath(sys.executable)), Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(),
+              REPO, Path(sysconfig.get_paths()["purelib"]).resolve()]
     if LIBC.unshare(CLONE_NEWNS) != 0:
         raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     hold = Path(tempfile.mkdtemp(prefix="toolsight-unpriv-hold-"))
     _mount("tmpfs", str(hold), "tmpfs", 0, "mode=0700,size=1m")
     open_up(needed, hold)
+    return hold
+
+
+def main(argv: list[str]) -> int:
+    if os.geteuid() != 0:
+        print("tests/sandbox/unprivileged.py: not root, so the tests already run unprivileged; nothing to do")
+        return 0
+    uid = int(os.environ.get("TOOLSIGHT_TEST_UID", "61234"))
+    venv = Path(sys.prefix)
+    hold = enter_open_namespace()
     tmp = Path(tempfile.mkdtemp(prefix="toolsight-unpriv-"))
     os.chown(tmp, uid, uid)
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "CI", "TERM", "TOOLSIGHT_SANDBOX_BACKEND")}

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from toolsight.sandbox import situations
 from toolsight.sandbox.models import ExecResult, Limits
 
 log = logging.getLogger(__name__)
@@ -68,10 +69,18 @@ class ServerProcess:
             raise SandboxError(f"the toolsight sandbox needs Linux (fork server with memfd/pidfd); this is {sys.platform}")
         self.scratch = tempfile.mkdtemp(prefix="toolsight-sandbox-")
         self._err: IO[bytes] = tempfile.TemporaryFile()
+        cfg = dict(config or {})
+        # a root harness may start its servers as another, unprivileged uid: the normal-user path
+        # (bench/sandbox.py measures it beside root's); that uid must be able to read the interpreter
+        uid = cfg.pop("server_uid", None)
+        as_user: dict[str, Any] = {}
+        if uid is not None:
+            os.chown(self.scratch, int(uid), int(uid))
+            as_user = {"user": int(uid), "group": int(uid), "extra_groups": []}
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", str(SERVER_SCRIPT), self.scratch, str(os.getpid()), json.dumps(config or {})],
+            [sys.executable, "-I", str(SERVER_SCRIPT), self.scratch, str(os.getpid()), json.dumps(cfg)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, env=clean_env(self.scratch),
-            cwd=self.scratch, start_new_session=True, close_fds=True,
+            cwd=self.scratch, start_new_session=True, close_fds=True, **as_user,
         )
         self._buf = bytearray()
         #: the task (its workspace) whose calls this server has served; None while it is fresh. A server
@@ -714,4 +723,7 @@ def summarize(hello: dict[str, Any]) -> dict[str, Any]:
         "privilege": "root" if root else ("normal user, user namespaces" if userns else "normal user, no user namespaces"),
         "layers": layers,
         "warnings": warnings,
+        # what each situation gets (docs/sandbox.md's table): this run's is the column named by "privilege"
+        "situations": {key: dict(zip(situations.SITUATIONS, cells, strict=True))
+                       for key, (_, cells) in situations.TABLE.items()},
     }
