@@ -89,6 +89,11 @@ def _pil_header(fp: Any, what: str) -> ImageInfo:
                             f"({', '.join(FORMATS)}): {type(exc).__name__}") from None
 
 
+def check_size(size: tuple[int, int], *, max_pixels: int = MAX_PIXELS, what: str = "the image") -> None:
+    """The pixel caps for a size the caller already read from a header (ImageRejected when over)."""
+    _limits(int(size[0]), int(size[1]), max_pixels, what)
+
+
 def check(data: bytes, *, max_pixels: int = MAX_PIXELS, max_bytes: int = MAX_BYTES,
           what: str = "the image") -> ImageInfo:
     """The header of encoded image bytes, checked against the caps; nothing is decoded."""
