@@ -344,13 +344,13 @@ def layer_costs(ws: Path, runs: int, gap: float) -> None:
                 for lab in ("trivial", "image")}
         for name in LAYERS:
             t = [statistics.median(x[k] for x in samples[(name, "trivial")]) * 1000 for k in range(3)]
-            i = statistics.median(x[0] for x in samples[(name, "image")]) * 1000
+            img = statistics.median(x[0] for x in samples[(name, "image")]) * 1000
 
             def cost(a: float, b: float, name: str = name) -> str:
                 return "" if name == "all layers" else f"{a - b:+6.1f}"
 
-            print(f"{name:<20} {t[0]:>8.1f} {cost(base['trivial'][0], t[0]):>6} {i:>8.1f} "
-                  f"{cost(base['image'][0], i):>6} {t[1]:>7.2f} {cost(base['trivial'][1], t[1]):>6} "
+            print(f"{name:<20} {t[0]:>8.1f} {cost(base['trivial'][0], t[0]):>6} {img:>8.1f} "
+                  f"{cost(base['image'][0], img):>6} {t[1]:>7.2f} {cost(base['trivial'][1], t[1]):>6} "
                   f"{t[2]:>8.1f} {cost(base['trivial'][2], t[2]):>6}")
     finally:
         for srv in servers.values():
