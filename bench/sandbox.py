@@ -136,6 +136,7 @@ def main() -> None:
                     help="untimed pause before each task's first call (the next fresh server starts meanwhile)")
     ap.add_argument("--layer-runs", type=int, default=15)
     ap.add_argument("--layers-only", action="store_true")
+    ap.add_argument("--per-task-only", action="store_true", help="only the per-task fresh-server measurement")
     ap.add_argument("--user-uid", type=int, default=61234, help="the normal user's uid (run as root)")
     ap.add_argument("--gap-ms", type=float, default=100.0,
                     help="untimed pause before each 'spaced' sandbox call (an agent loop waits for the model)")
@@ -159,6 +160,10 @@ def main() -> None:
     if args.layers_only:
         layer_costs(wss.get("root", wss["user"]), args.layer_runs, gap)
         print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+        return
+    if args.per_task_only:
+        for name, cfg in cfgs.items():
+            per_task(name, cfg, args.user_uid if cfg.get("server_uid") else None, args.tasks, args.task_gap_s, gap)
         return
     pools = {name: sandbox.SandboxPool(size=1, config={**cfg, "prewarm_servers": False}) for name, cfg in cfgs.items()}
     rows: dict[str, dict[str, float]] = {}

@@ -4,6 +4,8 @@ a server that held another task's code (item 11), and a killed kernel says why (
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -81,6 +83,35 @@ def test_calls_of_one_task_reuse_its_server(tmp_path: Path) -> None:
     for _ in range(3):
         assert run("print(1)", ws).ok
     assert pool.server_of(ws) is first  # no fresh process per call: a task keeps its server
+
+
+def _boot_start_s(pid: int) -> float:
+    """When a process started, in seconds since boot (/proc/<pid>/stat)."""
+    ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def test_the_next_tasks_server_starts_after_a_call_not_on_the_next_tasks_critical_path(tmp_path: Path) -> None:
+    """With a fresh server per task, the pool starts the next task's server once a call has returned (the
+    model's turn), not beside the call: it started after task A's 1.5 s call, and before B's first call."""
+    ws_a, ws_b = tmp_path / "a", tmp_path / "b"
+    ws_a.mkdir()
+    ws_b.mkdir()
+    pool = SandboxPool(size=1)
+    try:
+        pool.warm(1)
+        a_began = time.clock_gettime(time.CLOCK_BOOTTIME)
+        assert pool.run("import time\ntime.sleep(1.5)", ws_a, FAST).ok
+        deadline = time.monotonic() + 120
+        while not any(s.owner is None for s in list(pool._idle)) and time.monotonic() < deadline:
+            time.sleep(0.1)  # the fresh server starts in the background (about a second)
+        b_began = time.clock_gettime(time.CLOCK_BOOTTIME)
+        assert pool.run("print(2)", ws_b, FAST).ok
+        a, b = pool.server_of(ws_a), pool.server_of(ws_b)
+        assert b is not None and b is not a
+        assert a_began + 1.0 < _boot_start_s(b.proc.pid) < b_began
+    finally:
+        pool.shutdown()
 
 
 def _kernel_ctx(tmp_path: Path) -> ToolContext:

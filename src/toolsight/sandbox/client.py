@@ -318,7 +318,6 @@ class SandboxPool:
         if owner is not None:
             srv.owner = owner
             srv.served.add(owner)
-            self._prewarm()
         return srv
 
     def _take_idle(self, owner: str | None, dead: list[ServerProcess]) -> ServerProcess | None:
@@ -421,6 +420,10 @@ class SandboxPool:
             srv.stop()
         elif not alive:
             srv.kill()
+        elif srv.owner is not None:
+            # after the call, not before it: the next task's server starts (and an old one stops) while
+            # the model takes its turn, never beside the call on the critical path
+            self._prewarm()
 
     def acquire_dedicated(self, profile: str | None = None) -> ServerProcess:
         """A fresh server outside the pool's count, for one stateful session; give it back with `discard`.
