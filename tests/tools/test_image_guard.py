@@ -2,6 +2,7 @@
 the `crop` tool (and every tool that loads an artifact's pixels), a kernel's displayed image, and the
 artifact store itself. Web fetches, crops and reverse search: tests/web/test_web_round3.py; VTC-Bench's
 `serve_image`: tests/benchmarks/vtc_bench/test_vtc_round3.py; datasets: tests/tasks/test_dataset.py;
+task inputs: tests/agents/test_inputs.py;
 model code's harvested images: tests/sandbox/test_code_tools.py."""
 
 from __future__ import annotations
