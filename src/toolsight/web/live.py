@@ -235,6 +235,8 @@ class LiveBackend(Backend):
                 else:
                     assert parser is not None
                     parser.parse([])  # 4xx: no rules
+            except UrlRefused:
+                raise  # the site itself may not be fetched (its name does not resolve, a private address)
             except WebCallError:
                 parser = None
             self._robots[origin] = parser

@@ -37,7 +37,7 @@ async def system_resolver(host: str) -> list[str]:
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
     except OSError as exc:
-        raise UrlRefused(f"could not resolve {host!r} ({exc.strerror or exc})") from None
+        raise UrlRefused(f"could not resolve the host {host!r} ({exc.strerror or exc})") from None
     return [str(i[4][0]) for i in infos]
 
 
