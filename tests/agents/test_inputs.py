@@ -184,6 +184,7 @@ def _plain_grey_png(path: Path, width: int, height: int) -> None:
     path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b""))
 
 
+@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")  # PIL's own header-time warning
 @pytest.mark.parametrize("fmt", ["8-bit PNG", "1-bit PNG", "TIFF"])
 def test_an_input_image_over_the_pixel_limit_is_refused_before_it_is_decoded(fmt: str, tmp_path: Path) -> None:
     """The guarded decoder's pixel cap (64 Mpx) holds for a task's inputs too, by the header, before PIL
