@@ -167,3 +167,41 @@ def test_a_png_with_a_damaged_header_is_refused_as_pil_refuses_it(tmp_path: Path
     assert plain_png_size(bytes(data)) is None
     with pytest.raises(InputImageError, match=r"bad\.png cannot be read"):
         _register(root, tmp_path / "ws", "bad.png")
+
+
+def _plain_grey_png(path: Path, width: int, height: int) -> None:
+    """An 8-bit greyscale PNG of zeros, compressed in slices so no buffer of all its pixels is made."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    comp = zlib.compressobj(6)
+    rows = b"\0" * ((1 + width) * 500)
+    idat = b"".join(comp.compress(rows) for _ in range(height // 500)) + comp.flush()
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b""))
+
+
+@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")  # PIL's own header-time warning
+@pytest.mark.parametrize("fmt", ["8-bit PNG", "1-bit PNG", "TIFF"])
+def test_an_input_image_over_the_pixel_limit_is_refused_before_it_is_decoded(fmt: str, tmp_path: Path) -> None:
+    """The guarded decoder's pixel cap (64 Mpx) holds for a task's inputs too, by the header, before PIL
+    decodes or converts anything: an 8-bit PNG of 72 Mpx (where PIL itself only warns), a 1-bit PNG and a
+    TIFF of 121 Mpx."""
+    from enginekit import write_png_bomb
+
+    root = tmp_path / "ds"
+    root.mkdir()
+    w, h, name = 11_000, 11_000, "big.png"
+    if fmt == "8-bit PNG":
+        w, h = 9_000, 8_000
+        _plain_grey_png(root / name, w, h)
+    elif fmt == "1-bit PNG":
+        write_png_bomb(root / name, w, h)
+    else:  # a 1-bit TIFF of the same size (15 MB of pixels to write it)
+        name = "big.tif"
+        Image.new("1", (w, h)).save(root / name, compression="group4")
+    with pytest.raises(InputImageError, match=rf"{name.replace('.', '[.]')} is {w}x{h} pixels .* over the pixel limit"):
+        _register(root, tmp_path / "ws", name)

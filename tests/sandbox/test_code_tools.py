@@ -162,10 +162,13 @@ def test_interpreter_stateful_keeps_variables_and_closes(tmp_path: Path, backend
                await box.call("python_interpreter", {"code": "import time\ntime.sleep(30)"}),
                await box.call("python_interpreter", {"code": "print('x' in globals())"}),
                await box.call("python_interpreter", {"code": "open('/etc/passwd').read()"}),
-               await box.call("python_interpreter", {"code": "import os\nprint(os.getpid())"})]
+               await box.call("python_interpreter", {"code": "import os\nprint(os.getpid(), " + _START + ")"})]
+        pid, start = (int(x) for x in out[5].text.split()[:2])
+        host.extend(_host_pids(pid, start))  # while it runs (frozen between calls on forkserver)
         await box.aclose()
         return out
 
+    host: list[int] = []
     r = asyncio.run(go())
     assert r[0].ok and r[1].ok and r[1].text.strip() == "42"
     assert not r[2].ok and r[2].extra["limit"] == "wall_time" and "state is lost" in r[2].text
@@ -174,10 +177,32 @@ def test_interpreter_stateful_keeps_variables_and_closes(tmp_path: Path, backend
     if backend == "forkserver":  # hidden by the mount namespace (FileNotFoundError), or denied by Landlock
         assert not r[4].ok and ("FileNotFoundError" in r[4].text or "PermissionError" in r[4].text)
         assert "root:" not in r[4].text
-    # closing the toolbox ended the interpreter process (no pid namespace on either backend: the pid is real)
+    # closing the toolbox ended the interpreter process; on forkserver its pid is that of a PID namespace,
+    # so the host's pid was found by that pid (the last of NSpid) and its start time together
     assert r[5].ok
-    pid = int(r[5].text.strip())
-    assert not _running(pid), f"the interpreter {pid} outlived Toolbox.aclose()"
+    assert len(host) == 1, host
+    assert not _running(host[0]), f"the interpreter {host[0]} outlived Toolbox.aclose()"
+
+
+#: the code's expression for its own start time (clock ticks since boot, the same in every PID namespace)
+_START = "open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19]"
+
+
+def _host_pids(ns_pid: int, start: int) -> list[int]:
+    """Host pids of the running processes whose innermost pid is `ns_pid` and that started at `start`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        nspid = next((ln.split()[1:] for ln in status.splitlines() if ln.startswith("NSpid:")), [])
+        if nspid and int(nspid[-1]) == ns_pid and int(stat.rsplit(")", 1)[1].split()[19]) == start:
+            found.append(int(entry.name))
+    return found
 
 
 def _running(pid: int) -> bool:

@@ -63,10 +63,11 @@ def test_fork_bomb_is_contained(pool: SandboxPool, ws: Path, iso: dict[str, Any]
     )
     res = run(pool, code, ws, Limits(wall_s=2, cpu_s=2, processes=32))
     assert not res.ok and res.limit in ("wall_time", "cpu_time"), res
-    hello = pool.hello or {}
-    cg = hello.get("cgroup")
+    srv = pool.server_of(ws)  # the server that ran this task's call
+    assert srv is not None
+    cg = srv.cgroup
     if cg:
-        left = set(Path(cg, "cgroup.procs").read_text().split()) - {str(hello.get("pid"))}
+        left = set(Path(cg, "cgroup.procs").read_text().split()) - {str(srv.hello.get("pid"))}
         # every forked process was swept: left are at most the server and the spare child for the next call
         assert len(left) <= 1, left
     still_works(pool, ws)
@@ -217,7 +218,8 @@ def test_udp_send_is_denied(pool: SandboxPool, ws: Path, iso: dict[str, Any]) ->
 def test_kill_and_ptrace_of_the_server_are_denied(pool: SandboxPool, ws: Path, iso: dict[str, Any]) -> None:
     if iso["layers"].get("landlock_signal_scope") is not True:
         need(iso, "seccomp")
-    before = (pool.hello or {}).get("pid")
+    run(pool, "pass", ws)
+    before = pool.server_of(ws)  # the server of this task (a task is only ever served by its own)
     code = (
         "import os, signal, ctypes\n"
         "try:\n"
@@ -232,8 +234,7 @@ def test_kill_and_ptrace_of_the_server_are_denied(pool: SandboxPool, ws: Path, i
     assert res.ok and "KILLED" not in res.stdout and "kill denied PermissionError" in res.stdout, res
     assert "ptrace -1 1" in res.stdout, res.stdout  # EPERM, and the server did not hang
     still_works(pool, ws)
-    if before is not None:
-        os.kill(int(before), 0)  # the first server is still alive
+    assert before is not None and before.alive and pool.server_of(ws) is before  # it survived and still serves
 
 
 def test_raising_rlimits_is_denied(pool: SandboxPool, ws: Path) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from toolsight import imaging
 from toolsight.errors import ToolsightError
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Artifact, Toolbox
@@ -53,6 +54,7 @@ def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox, *, root_re
             out[rel] = toolbox.store.add_file(dest, source="input", keep_name=True, data=data, size=size)
             continue
         with _open(task, rel, data) as im:
+            _check_pixels(task, rel, im.size)  # from the header: nothing is decoded before this
             why = needs_conversion(im)
             name = _unique(Path(rel).name if why is None else Path(rel).stem + _suffix(im), used)
             dest = ws / name
@@ -127,6 +129,14 @@ def _inside(task: Task, root: Path, rel: str) -> str:
             "copy the image into the folder"
         )
     return src
+
+
+def _check_pixels(task: Task, rel: str, size: tuple[int, int]) -> None:
+    """The guarded decoder's pixel cap (`toolsight.imaging`), before anything decodes or converts the image."""
+    try:
+        imaging.check_size(size, what=f"task {task.id}: input image {rel}")
+    except imaging.ImageRejected as exc:
+        raise InputImageError(str(exc)) from None
 
 
 @contextlib.contextmanager

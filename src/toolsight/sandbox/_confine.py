@@ -21,7 +21,7 @@ import socket
 import stat
 import struct
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # mypy's view; at run time the server has put this directory on sys.path
     from toolsight.sandbox._syscalls import (
@@ -146,6 +146,100 @@ def unshare(flags: int) -> None:
     errno_call(int(LIBC.unshare(flags)), "unshare")
 
 
+def locked_flags(path: str) -> int:
+    """The mount flags of `path`'s mount that a bind remount must keep (ro, nosuid, nodev, noexec): in a
+    user namespace they are locked, and a remount that drops one fails (EPERM)."""
+    try:
+        f = os.statvfs(path).f_flag
+    except OSError:
+        return 0
+    out = 0
+    for st_flag, ms_flag in ((os.ST_RDONLY, MS_RDONLY), (os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV),
+                             (os.ST_NOEXEC, MS_NOEXEC)):
+        if f & st_flag:
+            out |= ms_flag
+    return out
+
+
+def enter_server_namespaces(host_root: bool, user: bool, pid: bool) -> dict[str, Any]:
+    """First thing the server does (still single-threaded). A normal user gets a user namespace of its
+    own (its uid and gid mapped to 0: root powers over the namespaces it creates, none outside), in
+    which mounts and the other namespaces work as for root; root needs none. Then a PID namespace:
+    this process forks, the child (pid 1 of the new namespace) becomes the server, and this process
+    waits for it and exits with its status (`_relay`). When pid 1 dies, the kernel kills every
+    process of the namespace, so nothing of a sandbox outlives its server. Returns what was made."""
+    info: dict[str, Any] = {"user_namespace": False, "pid_namespace": False, "host_pid": os.getpid(),
+                            "host_uid": os.geteuid(), "errors": {}, "host_ns": {}}
+    for kind in ("pid", "user"):
+        with contextlib.suppress(OSError):
+            info["host_ns"][kind] = os.readlink(f"/proc/self/ns/{kind}")
+    if user and not host_root:
+        uid, gid = os.geteuid(), os.getegid()
+        try:
+            unshare(CLONE_NEWUSER)
+            _write_map("/proc/self/setgroups", "deny")
+            _write_map("/proc/self/uid_map", f"0 {uid} 1")
+            _write_map("/proc/self/gid_map", f"0 {gid} 1")
+            info["user_namespace"] = True
+        except OSError as exc:
+            info["errors"]["user_namespace"] = str(exc)
+    if pid and (host_root or info["user_namespace"]):
+        try:
+            unshare(CLONE_NEWPID)
+        except OSError as exc:
+            info["errors"]["pid_namespace"] = str(exc)
+            return info
+        r, w = os.pipe()
+        child = os.fork()
+        if child:
+            os.close(r)
+            os.write(w, str(child).encode())
+            os.close(w)
+            _relay(child)
+        os.close(w)
+        LIBC.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)  # the waiting parent is killed: so is the namespace
+        info["host_pid"] = int(os.read(r, 32) or b"0")
+        os.close(r)
+        if os.getppid() == 0 and info["host_pid"] == 0:
+            os._exit(1)
+        info["pid_namespace"] = True
+    return info
+
+
+def _write_map(path: str, text: str) -> None:
+    with open(path, "w") as fh:
+        fh.write(text)
+
+
+def _relay(child: int) -> None:
+    """The parent left outside the PID namespace: keeps no channel open, waits, exits with the status."""
+    import signal as _signal
+
+    for fd in (0, 1):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+    while True:
+        try:
+            _, status = os.waitpid(child, 0)
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(1)
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 1)
+
+
+def nested_user_namespace(inside: int = 65534) -> None:
+    """In a child of a rootless server: a user namespace of its own in which the code is `inside` (not 0),
+    mapped to the server's (namespace) root; with it, the code holds no capability over the server's
+    namespaces. Called before the capabilities are dropped (a new user namespace grants a full set)."""
+    unshare(CLONE_NEWUSER)
+    _write_map("/proc/self/setgroups", "deny")
+    _write_map("/proc/self/uid_map", f"{inside} 0 1")
+    _write_map("/proc/self/gid_map", f"{inside} 0 1")
+
+
 def _mkdirs(path: str, mode: int = 0o755) -> None:
     with contextlib.suppress(FileExistsError):
         os.makedirs(path, mode=mode, exist_ok=True)
@@ -170,7 +264,7 @@ def build_skeleton(root: str, ro_paths: list[str], devices: list[str]) -> None:
             with open(target, "a"):
                 pass
         mount(p, target, None, MS_BIND | MS_REC)
-        mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | locked_flags(p))
     _mkdirs(root + "/dev")
     for d in devices:
         if not os.path.exists(d):
@@ -178,7 +272,7 @@ def build_skeleton(root: str, ro_paths: list[str], devices: list[str]) -> None:
         with open(root + d, "a"):
             pass
         mount(d, root + d, None, MS_BIND)
-        mount(None, root + d, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NOEXEC)
+        mount(None, root + d, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NOEXEC | locked_flags(d))
     _mkdirs(root + "/proc")
     mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible")
     os.mkdir(root + "/.up", 0o700)  # the workspace's upper layer goes here (root only; not on Landlock's list)
@@ -222,9 +316,11 @@ def tree_bytes(path: str, cap_entries: int = 20000) -> int:
     return total
 
 
-def enter_workspace(workspace: str, disk_bytes: int, inodes: int, group: int) -> int:
+def enter_workspace(workspace: str, disk_bytes: int, inodes: int, group: int, userxattr: bool = False) -> int:
     """Mount the workspace at its own path: an overlay with the host workspace read-only below and a
-    size-limited tmpfs above (the task's remaining quota). Returns an fd of the upper directory."""
+    size-limited tmpfs above (the task's remaining quota). Returns an fd of the upper directory.
+    `userxattr`: in a user namespace overlayfs keeps its metadata in user.* xattrs (trusted.* needs
+    host root)."""
     lower = OLD_ROOT + workspace
     used = tree_bytes(lower)
     size = max(1 << 20, disk_bytes - used)
@@ -238,8 +334,10 @@ def enter_workspace(workspace: str, disk_bytes: int, inodes: int, group: int) ->
     os.chown(upper, 0, group)
     os.chmod(upper, 0o1775)
     _mkdirs(workspace)
+    opts = "userxattr,index=off,metacopy=off,xino=off" if userxattr else \
+        "index=off,metacopy=off,redirect_dir=off,xino=off"
     mount("overlay", workspace, "overlay", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-          f"lowerdir={lower},upperdir={upper},workdir={work},index=off,metacopy=off,redirect_dir=off,xino=off")
+          f"lowerdir={lower},upperdir={upper},workdir={work},{opts}")
     upper_fd = os.open(upper, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     cover_host()
     return upper_fd
@@ -249,7 +347,8 @@ def bind_workspace(workspace: str) -> None:
     """Without the tmpfs layer: the host workspace itself, bound read-write (no quota)."""
     _mkdirs(workspace)
     mount(OLD_ROOT + workspace, workspace, None, MS_BIND)
-    mount(None, workspace, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    mount(None, workspace, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC
+          | locked_flags(OLD_ROOT + workspace))
     cover_host()
 
 
@@ -449,15 +548,29 @@ class Cgroups:
     counts the code's pages, its tmpfs files and memfds) and `freezer` (a stateful session's child
     joins: its processes are frozen between calls)."""
 
-    def __init__(self, name: str, want: dict[str, bool]) -> None:
+    def __init__(self, name: str, want: dict[str, bool], delegated: bool = False) -> None:
         self.name = name
         self.paths: dict[str, str] = {}
+        base = delegated_base() if delegated else None
         for ctl in ("pids", "memory", "freezer"):
-            if not want.get(ctl, True):
+            if not want.get(ctl, True) or (delegated and base is None):
                 continue
-            path = self._make(ctl)
+            path = self._make_delegated(base, ctl) if base is not None else self._make(ctl)
             if path:
                 self.paths[ctl] = path
+
+    def _make_delegated(self, base: str, ctl: str) -> str | None:
+        """A v2 cgroup beside the server's own, in a subtree delegated to the user (systemd `Delegate=`):
+        the parent of the server's cgroup is the user's and enables the controller for its children."""
+        try:
+            if ctl != "freezer" and ctl not in _read(os.path.join(base, "cgroup.subtree_control")).split():
+                return None
+            path = os.path.join(base, f"toolsight-{self.name}")
+            os.makedirs(path, exist_ok=True)
+            probe = {"pids": "pids.max", "memory": "memory.max", "freezer": "cgroup.freeze"}[ctl]
+            return path if os.path.exists(os.path.join(path, probe)) else None
+        except OSError:
+            return None
 
     def _make(self, ctl: str) -> str | None:
         for base in (os.path.join(CG_ROOT, ctl), os.path.join(CG_ROOT, "unified"), CG_ROOT):
@@ -575,6 +688,25 @@ class Cgroups:
             if ctl == "freezer":
                 self.freeze(False, 1.0)
             remove_dir(path)
+
+
+def delegated_base() -> str | None:
+    """The parent of this process's v2 cgroup when the user may create cgroups there (a delegated
+    subtree), else None. Only v2 delegates to unprivileged users safely; v1 is root's alone here."""
+    try:
+        with open("/proc/self/cgroup") as fh:
+            rel = next((ln.split("::", 1)[1].strip() for ln in fh if ln.startswith("0::")), None)
+    except OSError:
+        return None
+    if not rel or rel == "/":
+        return None
+    for mnt in (CG_ROOT, os.path.join(CG_ROOT, "unified")):
+        own = os.path.join(mnt, rel.lstrip("/"))
+        parent = os.path.dirname(own)
+        if os.path.isfile(os.path.join(own, "cgroup.procs")) and os.access(parent, os.W_OK) \
+                and os.access(os.path.join(parent, "cgroup.procs"), os.W_OK):
+            return parent
+    return None
 
 
 def remove_dir(path: str, timeout_s: float = 2.0) -> None:

@@ -122,7 +122,7 @@ r["env_keys"] = sorted(os.environ)
 r["setsid"] = os.getsid(0) == os.getpid()
 r["uid"] = os.getuid()
 ns = @NS@
-for kind in ("mnt", "net", "ipc"):
+for kind in ("mnt", "net", "ipc", "pid", "user"):
     try:
         r[kind + "ns"] = os.readlink("/proc/self/ns/" + kind) != ns[kind]
     except OSError:

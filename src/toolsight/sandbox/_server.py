@@ -77,13 +77,19 @@ NS_FLAGS = {"mountns": cf.CLONE_NEWNS | cf.CLONE_NEWUTS, "netns": cf.CLONE_NEWNE
 # ----------------------------------------------------------------------------- the server
 
 class Server:
-    def __init__(self, scratch: str, harness_pid: int, config: dict[str, Any], kernel: Any = None) -> None:
+    def __init__(self, scratch: str, harness_pid: int, config: dict[str, Any], kernel: Any = None,
+                 nsinfo: dict[str, Any] | None = None) -> None:
         self.config = config
         self.scratch = scratch
         self.harness_pid = harness_pid
         self.kernel = kernel
-        self.pid = os.getpid()
-        self.is_root = os.geteuid() == 0
+        self.nsinfo = nsinfo or {}
+        self.pid = os.getpid()  # in the server's PID namespace (1 when it has one)
+        self.host_pid = int(self.nsinfo.get("host_pid") or self.pid)  # as the harness sees it (names, cgroups)
+        self.host_root = int(self.nsinfo.get("host_uid", os.geteuid())) == 0
+        #: a normal user's server in a user namespace of its own: root there (mounts, namespaces), not outside
+        self.userns = bool(self.nsinfo.get("user_namespace"))
+        self.is_root = os.geteuid() == 0  # root powers in its namespace: host root, or a user namespace
         # each layer can be switched off ({"<layer>": false}) to test the degraded path and to measure
         # its cost; a switched-off layer is reported as missing
 
@@ -105,7 +111,7 @@ class Server:
         self.bpf = cf.build_seccomp(signal_fallback=self.abi < 6) if on("seccomp") else None
         self.lease: cf.UidLease | None = None
         self.uid_error = ""
-        if self.is_root and on("uid"):
+        if self.host_root and on("uid"):
             try:
                 self.lease = cf.UidLease(int(config.get("uid_base", cf.UID_BASE_DEFAULT)))
             except OSError as exc:
@@ -126,16 +132,18 @@ class Server:
                 self.ns_flags &= ~(cf.CLONE_NEWNS | cf.CLONE_NEWUTS)
                 self.mountns = self.tmpfs = False
         self.cg: cf.Cgroups | None = None
-        if self.is_root and on("cgroup"):
-            self.cg = cf.Cgroups(str(self.pid), {"pids": True, "memory": on("cgroup_memory"),
-                                                  "freezer": on("freezer")})
-            self.cg.set_pids_max(int(config.get("pids_max", 128)) + 1)
+        if (self.host_root or self.userns) and on("cgroup"):
+            # as root, the machine's cgroups; as a normal user, only a cgroup delegated to the user (v2)
+            cg = cf.Cgroups(str(self.host_pid), {"pids": True, "memory": on("cgroup_memory"),
+                                                  "freezer": on("freezer")}, delegated=not self.host_root)
+            self.cg = cg if cg.paths else None
+            cg.set_pids_max(int(config.get("pids_max", 128)) + 1)
             # The server joins its pids and memory cgroups once, so every child starts inside: moving a
             # process between cgroups costs ~10 ms here (an RCU-synchronised write lock). pids.max has
             # +1 for the server; its own memory after joining (a few MB) counts against the limit too.
             for ctl in ("pids", "memory"):
-                if ctl in self.cg.paths and not self.cg.join(ctl):
-                    self.cg.paths.pop(ctl, None)
+                if ctl in cg.paths and not cg.join(ctl):
+                    cg.paths.pop(ctl, None)
         self.memory_limit = -1
         self.nproc_base = self._count_user_procs()
         self.out_fd = os.memfd_create("toolsight-stdout", 0)
@@ -143,6 +151,9 @@ class Server:
         self.sessions = Sessions(self)
         self.spare: dict[str, Any] | None = None
         self.ns_ids = {k: _ns_id("self", k) for k in ("mnt", "net", "ipc")}
+        host_ns = self.nsinfo.get("host_ns") or {}
+        for kind in ("pid", "user"):  # the code's PID and user namespaces differ from the harness's
+            self.ns_ids[kind] = str(host_ns.get(kind) or _ns_id("self", kind))
         cf.LIBC.prctl(cf.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
     def _count_user_procs(self) -> int:
@@ -185,7 +196,8 @@ class Server:
         upper = -1
         if self.tmpfs:
             upper = cf.enter_workspace(workspace, int(limits.get("disk_mb", 512)) << 20,
-                                       int(limits.get("disk_files", 4096)), self.lease.group if self.lease else 0)
+                                       int(limits.get("disk_files", 4096)), self.lease.group if self.lease else 0,
+                                       userxattr=self.userns)
         elif self.mountns:
             cf.bind_workspace(workspace)
         if self.lease and not self.tmpfs:
@@ -223,13 +235,15 @@ class Server:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         # a leased uid is ours alone, so RLIMIT_NPROC counts exactly this call's processes (it does not
         # bind root at all; without a separate uid it counts all of the harness user's processes)
-        np_lim = self.nproc_base + nproc if not self.is_root else nproc
+        np_lim = self.nproc_base + nproc if not self.host_root else nproc
         resource.setrlimit(resource.RLIMIT_NPROC, (np_lim, np_lim))
         os.environ.clear()
         os.environ.update({"HOME": workspace, "TMPDIR": workspace, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
                            "MPLCONFIGDIR": workspace})
         tempfile.tempdir = workspace
         if self.is_root:
+            if self.userns:  # before the drops: a new user namespace starts with every capability
+                cf.nested_user_namespace()
             cf.drop_bounding(self.last_cap)
             if self.lease:
                 cf.switch_user(self.lease.uid, self.lease.gid, self.lease.group)
@@ -646,7 +660,12 @@ class Server:
         return {
             "landlock_abi": self.abi,
             "seccomp_built": self.bpf is not None,
-            "is_root": self.is_root,
+            "is_root": self.host_root,
+            "pid": self.host_pid,
+            "ns_pid": self.pid,
+            "user_namespace": self.userns,
+            "pid_namespace": bool(self.nsinfo.get("pid_namespace")),
+            "namespace_errors": dict(self.nsinfo.get("errors") or {}),
             "cgroup": self.cg.paths.get("pids") if self.cg else None,
             "cgroups": dict(self.cg.paths) if self.cg else {},
             "freezer": bool(self.cg and "freezer" in self.cg.paths),
@@ -678,6 +697,10 @@ def main() -> int:
     global OUT_FD
     scratch, harness_pid = sys.argv[1], int(sys.argv[2])
     config: dict[str, Any] = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
+    # first, while single-threaded: a normal user's user namespace, then the PID namespace (this
+    # process forks; the child is pid 1 there and goes on below as the server)
+    nsinfo = cf.enter_server_namespaces(os.geteuid() == 0, bool(config.get("userns", True)),
+                                        bool(config.get("pidns", True)))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     in_fd = os.dup(0)
@@ -687,7 +710,7 @@ def main() -> int:
     os.dup2(null, 1)
     kernel = preload(str(config.get("preload", "image")))
     start_closer()
-    server = Server(scratch, harness_pid, config, kernel)
+    server = Server(scratch, harness_pid, config, kernel, nsinfo)
     gc.collect()
     gc.freeze()  # children then never touch (and copy) the preloaded objects' GC headers
     try:

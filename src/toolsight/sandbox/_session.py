@@ -95,7 +95,12 @@ class Sessions:
                 with contextlib.suppress(Exception):
                     os.write(2, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
                 os._exit(71)
-            self.loop(workspace, mode)
+            try:  # nothing the code does may return into the server's code in this process
+                self.loop(workspace, mode)
+            except BaseException as exc:  # e.g. a signal handler of the code raising between cells
+                with contextlib.suppress(Exception):
+                    os.write(2, f"the interpreter ended between cells: {type(exc).__name__}: {exc}\n".encode())
+            os._exit(70)
         child_sock.close()
         setup_child.close()
         os.close(req_r)

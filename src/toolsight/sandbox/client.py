@@ -4,7 +4,9 @@ A `ServerProcess` is one pre-warmed fork server (`_server.py`), started with a c
 (never the harness's, which holds API keys). Requests and replies are length-prefixed JSON frames
 over its stdin/stdout. Every request has a reply timeout: a hung or dead server is killed (with
 whatever it was running) and replaced, and the call returns a failed result — the task goes on.
-`SandboxPool` keeps up to `size` servers (grown on demand, so it matches the run's concurrency);
+`SandboxPool` keeps up to `size` servers (grown on demand, so it matches the run's concurrency),
+each serving one task only (its workspace): a task never runs in a child of a server whose heap held
+another task's code or output; a fresh server is started ahead for the next task;
 everything here is blocking and thread-safe, and the async API runs it in worker threads.
 """
 
@@ -25,6 +27,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from toolsight.sandbox import situations
 from toolsight.sandbox.models import ExecResult, Limits
 
 log = logging.getLogger(__name__)
@@ -66,12 +69,25 @@ class ServerProcess:
             raise SandboxError(f"the toolsight sandbox needs Linux (fork server with memfd/pidfd); this is {sys.platform}")
         self.scratch = tempfile.mkdtemp(prefix="toolsight-sandbox-")
         self._err: IO[bytes] = tempfile.TemporaryFile()
+        cfg = dict(config or {})
+        # a root harness may start its servers as another, unprivileged uid: the normal-user path
+        # (bench/sandbox.py measures it beside root's); that uid must be able to read the interpreter
+        uid = cfg.pop("server_uid", None)
+        as_user: dict[str, Any] = {}
+        if uid is not None:
+            os.chown(self.scratch, int(uid), int(uid))
+            as_user = {"user": int(uid), "group": int(uid), "extra_groups": []}
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", str(SERVER_SCRIPT), self.scratch, str(os.getpid()), json.dumps(config or {})],
+            [sys.executable, "-I", str(SERVER_SCRIPT), self.scratch, str(os.getpid()), json.dumps(cfg)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, env=clean_env(self.scratch),
-            cwd=self.scratch, start_new_session=True, close_fds=True,
+            cwd=self.scratch, start_new_session=True, close_fds=True, **as_user,
         )
         self._buf = bytearray()
+        #: the task (its workspace) whose calls this server has served; None while it is fresh. A server
+        #: never serves another task: its heap may still hold the code and output of its task's calls.
+        self.owner: str | None = None
+        self.served: set[str] = set()  # every task it served (one at most; checked by the tests)
+        self.last_used = time.monotonic()
         self.child_pid: int | None = None
         self.session_open = False
         self.died_idle = False
@@ -147,7 +163,10 @@ class ServerProcess:
         log.info("sandbox: killing server %s", self.proc.pid)
         # only signal groups whose leader has not been reaped yet (a reaped pid may belong to someone else)
         if self.proc.returncode is None:
-            for pid in (self.child_pid, self.proc.pid):
+            # in a PID namespace the child's pid is the namespace's number (not the harness's): killing
+            # the server kills the namespace, and every process in it, anyway
+            in_ns = bool((getattr(self, "hello", None) or {}).get("pid_namespace"))
+            for pid in ((None if in_ns else self.child_pid), self.proc.pid):
                 if pid:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(pid, signal.SIGKILL)
@@ -234,6 +253,8 @@ def to_result(frame: dict[str, Any], limits: Limits) -> ExecResult:
         error = f"the workspace is full (the quota is {limits.disk_mb} MiB)"
     elif frame.get("signal") and not error:
         error = f"the code was killed by {frame['signal']}"
+    elif not report and exit_code == 70 and "ended between cells" in stderr:
+        error = stderr.strip().splitlines()[-1][:500]
     elif not report and exit_code not in (0, None) and not error:
         error = f"the code exited with status {exit_code}"
     if not isinstance(report, dict):
@@ -257,6 +278,11 @@ def to_result(frame: dict[str, Any], limits: Limits) -> ExecResult:
     )
 
 
+def _stop_all(servers: list[ServerProcess]) -> None:
+    for srv in servers:
+        srv.stop()
+
+
 class SandboxPool:
     """Up to `size` fork servers, started on demand; `run` borrows one per call."""
 
@@ -271,32 +297,74 @@ class SandboxPool:
         self._starting = 0
         self._cond = threading.Condition()
         self._closed = False
+        self._warming = False
+        #: keep one fresh server started ahead for the next task (`_prewarm`)
+        self.prewarm = bool(self.config.pop("prewarm_servers", True))
         self.hello: dict[str, Any] | None = None
 
     # -- borrowing
-    def acquire(self) -> ServerProcess:
+    def acquire(self, owner: str | None = None) -> ServerProcess:
+        """A server for one call of the task `owner` (its workspace): one that served this task before,
+        else a fresh one (never one that served another task: see `ServerProcess.owner`)."""
         dead: list[ServerProcess] = []
+        retired: list[ServerProcess] = []
         try:
-            return self._acquire(dead)
+            srv = self._acquire(dead, retired, owner)
         finally:
-            for srv in dead:  # died while idle: reap it, sweep its cgroup, remove its scratch dir
-                srv.kill()
+            for old in dead:  # died while idle: reap it, sweep its cgroup, remove its scratch dir
+                old.kill()
+            if retired:  # served another task: stopped in the background, never reused
+                threading.Thread(target=_stop_all, args=(retired,), daemon=True).start()
+        if owner is not None:
+            srv.owner = owner
+            srv.served.add(owner)
+        return srv
 
-    def _acquire(self, dead: list[ServerProcess]) -> ServerProcess:
+    def _take_idle(self, owner: str | None, dead: list[ServerProcess]) -> ServerProcess | None:
+        """An idle server of `owner`, else a fresh one (under the lock); dead ones go to `dead`."""
+        for srv in list(self._idle):
+            if not srv.alive:
+                self._idle.remove(srv)
+                self._forget(srv)
+                dead.append(srv)
+        for want in ((owner,) if owner is None else (owner, None)):
+            for srv in reversed(self._idle):
+                if srv.owner == want:
+                    self._idle.remove(srv)
+                    return srv
+        return None
+
+    def _acquire(self, dead: list[ServerProcess], retired: list[ServerProcess], owner: str | None) -> ServerProcess:
         with self._cond:
             while True:
                 if self._closed:
                     raise SandboxError("the sandbox pool has been shut down")
-                while self._idle:
-                    srv = self._idle.pop()
-                    if srv.alive:
-                        return srv
-                    self._forget(srv)
-                    dead.append(srv)
+                srv = self._take_idle(owner, dead)
+                if srv is not None:
+                    return srv
                 if len(self._all) + self._starting < self.size:
                     self._starting += 1
                     break
+                # full: the least recently used idle server of another task makes room (stopped, never reused)
+                if self._retire_one(owner, retired):
+                    continue
                 self._cond.wait()
+        return self._start()
+
+    def _retire_one(self, owner: str | None, retired: list[ServerProcess]) -> bool:
+        """Under the lock: take the least recently used idle server of a task other than `owner` out of
+        the pool (the caller stops it); False when there is none."""
+        others = [s for s in self._idle if s.owner is not None and s.owner != owner]
+        if not others:
+            return False
+        victim = min(others, key=lambda s: s.last_used)
+        self._idle.remove(victim)
+        self._forget(victim)
+        retired.append(victim)
+        return True
+
+    def _start(self) -> ServerProcess:
+        """Start a server for a slot already counted in `_starting`."""
         try:
             srv = ServerProcess(self.config)
         except BaseException:
@@ -311,9 +379,38 @@ class SandboxPool:
                 self.hello = srv.hello
         return srv
 
+    def _prewarm(self) -> None:
+        """Start one fresh server in the background when none is idle, so the next task's first call
+        does not wait for a server to start (one above `size`: it only ever serves a new task)."""
+        if not self.prewarm:
+            return
+        retired: list[ServerProcess] = []
+        with self._cond:
+            if self._closed or any(s.owner is None for s in self._idle) or self._warming:
+                return
+            if len(self._all) + self._starting >= self.size + 1 and not self._retire_one(None, retired):
+                return
+            self._starting += 1
+            self._warming = True
+        if retired:
+            threading.Thread(target=_stop_all, args=(retired,), daemon=True).start()
+
+        def run() -> None:
+            try:
+                srv = self._start()
+            except BaseException:
+                return
+            finally:
+                with self._cond:
+                    self._warming = False
+            self.release(srv)
+
+        threading.Thread(target=run, name="toolsight-sandbox-prewarm", daemon=True).start()
+
     def release(self, srv: ServerProcess) -> None:
         with self._cond:
             alive = srv.alive
+            srv.last_used = time.monotonic()
             if alive and not self._closed:
                 self._idle.append(srv)
             else:
@@ -323,6 +420,10 @@ class SandboxPool:
             srv.stop()
         elif not alive:
             srv.kill()
+        elif srv.owner is not None:
+            # after the call, not before it: the next task's server starts (and an old one stops) while
+            # the model takes its turn, never beside the call on the critical path
+            self._prewarm()
 
     def acquire_dedicated(self, profile: str | None = None) -> ServerProcess:
         """A fresh server outside the pool's count, for one stateful session; give it back with `discard`.
@@ -349,6 +450,13 @@ class SandboxPool:
                 self._dedicated.remove(srv)
         srv.stop()
 
+    def server_of(self, workspace: Path) -> ServerProcess | None:
+        """The (last used) server that serves the task of `workspace`, if any (for checks and debugging)."""
+        key = str(Path(workspace).resolve())
+        with self._cond:
+            mine = [s for s in self._all if s.owner == key]
+        return max(mine, key=lambda s: s.last_used) if mine else None
+
     def _forget(self, srv: ServerProcess) -> None:
         if srv in self._all:
             self._all.remove(srv)
@@ -372,7 +480,7 @@ class SandboxPool:
         if not os.path.isdir(ws):
             raise SandboxError(f"workspace {ws} does not exist")
         for attempt in range(2):
-            srv = self.acquire()
+            srv = self.acquire(owner=ws)
             try:
                 frame = srv.request({"op": "run", "code": code, "workspace": ws, "limits": lim.wire()},
                                     lim.wall_s + self.reply_margin_s)
@@ -510,34 +618,66 @@ _WARNED: set[str] = set()
 
 
 def summarize(hello: dict[str, Any]) -> dict[str, Any]:
-    """The isolation level in force, from a server's start-up probe; warns loudly about missing layers."""
+    """The isolation level in force, from a server's start-up probe; warns loudly about missing layers.
+
+    Three situations (docs/sandbox.md has the table): root (every layer, a dedicated host uid), a
+    normal user with user namespaces (the same namespaces, tmpfs and drops in a user namespace of the
+    server's own; the code's uid is 65534 in a namespace of its own but the same host uid as the
+    harness; cgroups only where one is delegated to the user), and a normal user without them
+    (Landlock, seccomp, rlimits and the clean environment only)."""
     probe: dict[str, Any] = hello.get("probe") or {}
     abi = int(hello.get("landlock_abi", 0))
     root = bool(hello.get("is_root"))
+    userns = bool(hello.get("user_namespace"))
+    nsroot = root or userns  # the server could make namespaces
     fs = probe.get("landlock_fs") is True
     disk = int(probe.get("workspace_bytes") or 0)
+    cgroups: dict[str, Any] = hello.get("cgroups") or {}
+    no_ns = ("no user namespaces (" + "; ".join(f"{k}: {v}" for k, v in (hello.get("namespace_errors") or {}).items())
+             + "): ") if not nsroot else ""
+
+    def ns_layer(key: str, what: str) -> bool | str:
+        return (probe.get(key) is True) if nsroot else f"{no_ns}no {what}"
+
+    def cg_layer(ctl: str, fallback: str) -> bool | str:
+        if root or ctl in cgroups:
+            return probe.get(f"cgroup_{ctl}") is True
+        return f"no cgroup delegated to this user: {fallback}"
+
+    if root:
+        uid_sep: bool | str = (isinstance(probe.get("uid"), int) and probe.get("uid") not in (0, None)
+                               and probe.get("uid") == hello.get("uid"))
+    elif userns:
+        uid_sep = ("partial: the code is uid 65534 in a user namespace of its own, but the same host uid as the "
+                   "harness (a second host uid needs root); Landlock's scopes and seccomp keep signals, ptrace "
+                   "and files of the harness out of reach") if probe.get("uid") == 65534 else False
+    else:
+        uid_sep = f"{no_ns}the code runs as the harness user"
     layers: dict[str, Any] = {
         "clean_env": probe.get("env_keys") == ["HOME", "LANG", "MPLCONFIGDIR", "PATH", "TMPDIR"],
         "setsid": probe.get("setsid") is True,
         "rlimits": bool(probe.get("rlimits")),
         "no_new_privs": probe.get("no_new_privs") is True,
-        "capabilities_dropped": (probe.get("capabilities_dropped") is True) if root else "not root (none held)",
-        "uid_separation": (isinstance(probe.get("uid"), int) and probe.get("uid") not in (0, None)
-                           and probe.get("uid") == hello.get("uid")) if root
-        else "not root: the code runs as the harness user (no separate uid on this machine)",
+        "capabilities_dropped": (probe.get("capabilities_dropped") is True) if nsroot else "not root (none held)",
+        "uid_separation": uid_sep,
+        "user_namespace": "not needed as root (a dedicated host uid)" if root
+        else (probe.get("userns") is True and userns) if userns else f"{no_ns}none",
         "landlock_fs": fs,
         "landlock_tcp": fs and abi >= 4,
         "landlock_signal_scope": probe.get("signal_scope") is True,
         "landlock_abstract_unix_scope": fs and abi >= 6,
         "seccomp": probe.get("seccomp") is True,
         "seccomp_allowlist": probe.get("seccomp_allowlist") is True,
-        "mount_namespace": (probe.get("mntns") is True and probe.get("host_hidden") is True) if root
-        else "not root: no mount namespace",
-        "net_namespace": (probe.get("netns") is True) if root else "not root: no network namespace",
-        "ipc_namespace": (probe.get("ipcns") is True) if root else "not root: no IPC namespace",
-        "tmpfs_workspace": (0 < disk <= (80 << 20)) if root else "not root: no workspace quota",
-        "cgroup_pids": (probe.get("cgroup_pids") is True) if root else "not root (RLIMIT_NPROC applies)",
-        "cgroup_memory": (probe.get("cgroup_memory") is True) if root else "not root (RLIMIT_AS applies)",
+        "mount_namespace": (probe.get("mntns") is True and probe.get("host_hidden") is True) if nsroot
+        else f"{no_ns}no mount namespace",
+        "net_namespace": ns_layer("netns", "network namespace"),
+        "ipc_namespace": ns_layer("ipcns", "IPC namespace"),
+        "pid_namespace": (probe.get("pidns") is True and bool(hello.get("pid_namespace"))) if nsroot
+        else f"{no_ns}no PID namespace",
+        "tmpfs_workspace": (0 < disk <= (80 << 20)) if nsroot else f"{no_ns}no workspace quota",
+        "cgroup_pids": cg_layer("pids", "RLIMIT_NPROC bounds the processes"),
+        "cgroup_memory": cg_layer("memory", "RLIMIT_AS bounds each process's address space (not the sum, "
+                                            "nor page cache)"),
         "session_freezer": "cgroup freezer" if hello.get("freezer") else "SIGSTOP of the process group",
     }
     warnings: list[str] = []
@@ -551,16 +691,24 @@ def summarize(hello: dict[str, Any]) -> dict[str, Any]:
         warnings.append("signals are not scoped: the code could kill the sandbox server (it is restarted)")
     if root and layers["capabilities_dropped"] is not True:
         warnings.append("capabilities could not be dropped although running as root")
-    for key in ("uid_separation", "mount_namespace", "net_namespace", "ipc_namespace", "tmpfs_workspace",
-                "cgroup_memory", "seccomp_allowlist"):
+    ns_keys = ("mount_namespace", "net_namespace", "ipc_namespace", "pid_namespace", "tmpfs_workspace",
+               "seccomp_allowlist")
+    for key in ("uid_separation", *ns_keys, "cgroup_memory"):
         if root and layers[key] is not True:
             warnings.append(f"{key} is not in force although running as root")
+    for key in (*ns_keys, "user_namespace", "capabilities_dropped"):
+        if userns and layers[key] is not True:
+            warnings.append(f"{key} is not in force although the user namespace is")
     if root and layers["cgroup_pids"] is not True:
         warnings.append("no cgroup pids limit as root: RLIMIT_NPROC does not bind root, fork bombs are not contained")
-    core: tuple[str, ...] = ("landlock_fs", "seccomp", "rlimits", "clean_env")
-    if root:
-        core += ("uid_separation", "seccomp_allowlist", "mount_namespace", "net_namespace", "ipc_namespace",
-                 "tmpfs_workspace", "cgroup_memory", "cgroup_pids")
+    if not root:  # what a normal user cannot have, said once, precisely
+        warnings += [f"{k}: {v}" for k, v in layers.items()
+                     if isinstance(v, str) and k not in ("capabilities_dropped", "session_freezer")]
+    # "full": every layer root gets (a normal user without a delegated cgroup or a second host uid is
+    # "partial", and the warnings say exactly what is missing)
+    core = ("landlock_fs", "seccomp", "rlimits", "clean_env", "uid_separation", "seccomp_allowlist",
+            "mount_namespace", "net_namespace", "ipc_namespace", "pid_namespace", "tmpfs_workspace",
+            "cgroup_memory", "cgroup_pids")
     level = "full" if all(layers[k] is True for k in core) else ("partial" if layers["rlimits"] else "minimal")
     for w in warnings:
         if w not in _WARNED:
@@ -575,6 +723,10 @@ def summarize(hello: dict[str, Any]) -> dict[str, Any]:
         "platform": sys.platform,
         "landlock_abi": abi,
         "root": root,
+        "privilege": "root" if root else ("normal user, user namespaces" if userns else "normal user, no user namespaces"),
         "layers": layers,
         "warnings": warnings,
+        # what each situation gets (docs/sandbox.md's table): this run's is the column named by "privilege"
+        "situations": {key: dict(zip(situations.SITUATIONS, cells, strict=True))
+                       for key, (_, cells) in situations.TABLE.items()},
     }

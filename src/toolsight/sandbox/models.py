@@ -166,3 +166,29 @@ class KernelResult(BaseModel):
     @property
     def images(self) -> list[str]:
         return [o.image for o in self.outputs if o.image]
+
+    def stop_reason(self, limits: Limits | None = None) -> str | None:
+        """Why the cell failed without a traceback of its own — the kernel was killed by a limit or a
+        signal, or its process ended — in words for the model; None when the kernel reported the error
+        itself (a traceback among the outputs) or the cell succeeded."""
+        if self.ok or any(o.kind == "error" for o in self.outputs):
+            return None
+        ex = self.exec
+        lim = limits or Limits()
+        if self.timed_out or ex.limit == "wall_time":
+            why = "the cell ran longer than its time limit and the kernel was stopped"
+        elif ex.limit == "memory":
+            why = (f"the kernel was killed by the memory limit ({lim.cgroup_memory_mb} MiB): the code used too "
+                   "much memory")
+        elif ex.limit == "cpu_time":
+            why = f"the kernel was killed by the CPU time limit ({lim.session_cpu_s} s of CPU in all)"
+        elif ex.signal:
+            hint = " (an alarm the code set with signal.alarm went off)" if ex.signal == "SIGALRM" else ""
+            why = f"the kernel process was killed by the signal {ex.signal}{hint}"
+        elif ex.error:
+            why = ex.error
+        else:
+            why = f"the kernel process ended (exit status {ex.exit_code})"
+        if self.ended:
+            why += "; its variables are gone and the next call starts a fresh kernel"
+        return why

@@ -21,6 +21,7 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 from pydantic import ValidationError
 
+from toolsight import imaging
 from toolsight.errors import ToolsightError
 from toolsight.tasks.schema import Task
 from toolsight.tasks.taskset import TaskSet
@@ -35,7 +36,7 @@ def cache_root() -> Path:
 
 #: the largest input image accepted (pixels); the same limit the tools open images with. A PNG of
 #: 50000x50000 fits in 300 KB and would take 7.5 GB to decode.
-MAX_IMAGE_PIXELS = 64_000_000
+MAX_IMAGE_PIXELS = imaging.MAX_PIXELS
 
 
 @dataclass(frozen=True)
@@ -134,14 +135,20 @@ def _check_image(root: Path, rel: str) -> str | None:
         return f"{rel} is a symlink to {real}, outside the dataset folder; copy the image into the folder"
     if not real.is_file():
         return f"image file not found: {p} is not a regular file"
-    try:
+    try:  # the header through the guarded decoder (pixel, byte and format caps), then Pillow's verify
+        try:
+            info = imaging.check_file(real, max_pixels=1 << 62, max_bytes=imaging.MAX_BYTES)
+        except imaging.ImageRejected as exc:
+            if "not a readable image" in str(exc):
+                raise UnidentifiedImageError(str(exc)) from None
+            return f"image cannot be used: {p}: {exc}"
+        w, h = info.size
+        if w * h > MAX_IMAGE_PIXELS:
+            return (f"image is over the {MAX_IMAGE_PIXELS // 10**6} Mpx limit (a decompression bomb?): {p} "
+                    f"is {w}x{h} ({w * h / 1e6:.0f} Mpx); downscale it")
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(real) as im:
-                w, h = im.size
-                if w * h > MAX_IMAGE_PIXELS:
-                    return (f"image is over the {MAX_IMAGE_PIXELS // 10**6} Mpx limit (a decompression bomb?): {p} "
-                            f"is {w}x{h} ({w * h / 1e6:.0f} Mpx); downscale it")
+            with Image.open(real, formats=imaging.FORMATS) as im:
                 im.verify()
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         return (f"image is over the {MAX_IMAGE_PIXELS // 10**6} Mpx limit (a decompression bomb?): {p} ({exc}); "

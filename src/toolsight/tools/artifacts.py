@@ -8,33 +8,24 @@ path) through the store, which records what each call consumed.
 from __future__ import annotations
 
 import hashlib
-import io
 import shutil
-import struct
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from PIL import Image
 
+from toolsight import imaging
 from toolsight.log.artifact import Artifact
 from toolsight.tools.result import ToolError
 
 if TYPE_CHECKING:  # numpy loads with OpenCV when a tool first needs pixels: ~0.1 s off every start-up
     import numpy as np
 
-_PNG = b"\x89PNG\r\n\x1a\n"
-
-
 def image_size(data: bytes) -> tuple[int, int]:
-    """(width, height) of an encoded image. A PNG's come straight from its IHDR chunk, as PIL reads
-    them (without PIL's ~50 µs of format probing, paid for every input of every task); anything
-    else through PIL."""
-    if len(data) >= 24 and data[:8] == _PNG and data[12:16] == b"IHDR":
-        w, h = struct.unpack(">II", data[16:24])
-        return int(w), int(h)
-    with Image.open(io.BytesIO(data)) as im:
-        return im.size
+    """(width, height) of encoded image bytes, checked by the guarded decoder (`toolsight.imaging`:
+    pixel, byte and format caps; a PNG's size straight from its IHDR chunk). Raises ImageRejected."""
+    return imaging.check(data).size
 
 Image.MAX_IMAGE_PIXELS = 64_000_000  # decompression-bomb guard for everything toolsight opens
 
@@ -104,7 +95,7 @@ class ArtifactStore:
         file's bytes when the caller has them (spares reading the file again); `size` likewise."""
         given = data
         if data is None:
-            data = path.read_bytes()
+            data = imaging.read_capped(path)
         digest = hashlib.sha256(data).hexdigest()
         art_id = f"img-{digest[:12]}"
         if art_id in self._by_id:
@@ -165,18 +156,19 @@ class ArtifactStore:
         size: tuple[int, int] | None = None,
         file_name: str | None = None,
     ) -> Artifact:
-        """Register image bytes (already validated by the caller); `file_name` keeps a workspace name."""
+        """Register image bytes (checked by the guarded decoder unless the caller gives their `size`);
+        `file_name` keeps a workspace name."""
         digest = hashlib.sha256(data).hexdigest()
         art_id = f"img-{digest[:12]}"
         if art_id in self._by_id:
             return self._by_id[art_id]
+        if size is None:
+            size = image_size(data)  # the guard's header check, before anything is written
         name = file_name or f"{art_id}{suffix}"
         dest = self.workspace / name
         dest.write_bytes(data)  # the file then holds exactly the registered bytes
         if self.on_write is not None:  # a tool's image is usually sent next: no re-read then
             self.on_write(str(dest), data)
-        if size is None:
-            size = image_size(data)
         return self._register(
             Artifact(
                 id=art_id, sha256=digest, file=name, width=size[0], height=size[1],
@@ -211,15 +203,12 @@ class ArtifactStore:
 
     def load_array(self, ref: str) -> tuple[Artifact, np.ndarray]:
         """Resolve a reference and load it as a BGR uint8 array."""
-        import cv2
-
         art = self.resolve(ref)
-        # ignore EXIF orientation, as the reference (PIL) does: the model sees the stored pixels
-        arr = cv2.imread(str(self.path(art)), cv2.IMREAD_COLOR | cv2.IMREAD_IGNORE_ORIENTATION)
-        if arr is None:
-            import numpy as np
-
-            with Image.open(self.path(art)) as im:
-                rgb = np.asarray(im.convert("RGB"))
-            arr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
+        # through the guarded decoder: a workspace file may have been written by model code (a bomb);
+        # EXIF orientation is ignored, as the reference (PIL) does: the model sees the stored pixels
+        try:
+            data = imaging.read_capped(self.path(art), what=f"image {art.file}")
+            arr = imaging.decode_array(data, what=f"image {art.file}")
+        except (imaging.ImageRejected, OSError) as exc:
+            raise ToolError(str(exc)) from None
         return art, arr

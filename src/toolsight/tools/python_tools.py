@@ -19,16 +19,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
-import io
 import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
-
-from toolsight import sandbox
+from toolsight import imaging, sandbox
 from toolsight.sandbox.interface import WorkspaceError, read_member
 from toolsight.sandbox.models import ExecResult, Limits, clean_text
 from toolsight.tools.base import Artifact, Tool, ToolContext, ToolError, ToolResult, ToolSpec
@@ -232,16 +229,12 @@ class PythonImageProcessing(Tool):
     def _check(self, data: bytes) -> str | None:
         if len(data) > self.max_file_bytes:
             return f"{len(data) >> 20} MiB is over the {self.max_file_bytes >> 20} MiB limit"
-        try:
-            with Image.open(io.BytesIO(data)) as im:  # the header only: a decompression bomb is never decoded
-                w, h = im.size
-                fmt = im.format
-        except Exception as exc:
-            return f"not a readable image ({type(exc).__name__})"
-        if w * h > self.max_pixels:
-            return f"{w}x{h} is over the {self.max_pixels} pixel limit"
-        if fmt != "PNG":
-            return f"it is {fmt}, not PNG"
+        try:  # the header only (the guarded decoder): a decompression bomb is never decoded
+            info = imaging.check(data, max_pixels=self.max_pixels, max_bytes=self.max_file_bytes, what="it")
+        except imaging.ImageRejected as exc:
+            return str(exc)
+        if info.format != "PNG":
+            return f"it is {info.format}, not PNG"
         return None
 
 
@@ -323,10 +316,11 @@ class PythonKernel(Tool):
                     artifacts.append(art)
                 else:
                     parts.append(art)
-        if not res.ok and res.error is None and res.exec.error:
-            parts.append(f"error: {res.exec.error}")
+        reason = res.stop_reason(self.limits)  # killed (memory, time, a signal): say why, never an empty result
         if res.timed_out:
             parts.append(f"error: the cell ran longer than {self.limits.wall_s:g} s and the kernel was restarted")
+        elif reason:
+            parts.append(f"error: {reason}")
         extra = _trace(code, res.exec)
         extra.update({"execution_count": res.execution_count, "images": [a.id for a in artifacts],
                       "outputs": [o.model_dump(exclude_none=True) for o in res.outputs][:50]})
@@ -342,15 +336,21 @@ KERNEL_DESCRIPTION = (
 )
 
 
+DISPLAY_MAX_PIXELS = 40_000_000
+DISPLAY_MAX_BYTES = 20 << 20
+
+
 def register_display(ctx: ToolContext, name: str, tool: str) -> Artifact | str:
     """An image a cell displayed (written by the kernel into the workspace): read once, check, register."""
     try:
-        data = read_member(ctx.workspace, name, 20 << 20)
-        with Image.open(io.BytesIO(data)) as im:
-            w, h = im.size
-        if w * h > 40_000_000:
-            return f"note: a displayed image of {w}x{h} is over the pixel limit"
-        return ctx.store.add_bytes(data, Path(name).suffix or ".png", tool_call_id=ctx.call_id, tool=tool)
+        data = read_member(ctx.workspace, name, DISPLAY_MAX_BYTES)
+        try:
+            info = imaging.check(data, max_pixels=DISPLAY_MAX_PIXELS, max_bytes=DISPLAY_MAX_BYTES,
+                                 what="a displayed image")
+        except imaging.ImageRejected as exc:
+            return f"note: {exc}"
+        return ctx.store.add_bytes(data, Path(name).suffix or ".png", tool_call_id=ctx.call_id, tool=tool,
+                                   size=info.size)
     except Exception as exc:
         return f"note: a displayed image could not be read ({type(exc).__name__})"
 

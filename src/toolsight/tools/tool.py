@@ -7,6 +7,7 @@ becomes a failed ToolResult the model can act on — never an exception that end
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,7 +79,25 @@ class Tool:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a tool bug must not end the task
-            return ToolResult.fail(f"Error in {self.name}: {type(exc).__name__}: {exc}")
+            text = scrub_host_paths(f"{type(exc).__name__}: {exc}", ctx.workspace)
+            return ToolResult.fail(f"Error in {self.name}: {text}")
+
+
+_ABS_PATH = re.compile(r"(?<![\w.~/-])/(?:[\w.@+-]+/)+[\w.@+-]*")
+
+
+def scrub_host_paths(text: str, workspace: Path) -> str:
+    """`text` without host paths: a path inside the task workspace becomes workspace-relative, any
+    other absolute path `<host path>` (an unexpected error's text is shown to the model)."""
+    root = str(workspace)
+
+    def sub(m: re.Match[str]) -> str:
+        path = m.group(0)
+        if path == root or path.startswith(root.rstrip("/") + "/"):
+            return path[len(root):].lstrip("/") or "."
+        return "<host path>"
+
+    return _ABS_PATH.sub(sub, text)
 
 
 def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:

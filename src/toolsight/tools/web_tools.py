@@ -27,6 +27,7 @@ from typing import Any
 
 from PIL import Image
 
+from toolsight import imaging
 from toolsight.tools.base import Artifact, Tool, ToolContext, ToolError, ToolResult
 from toolsight.web import current_session
 from toolsight.web.summarise import GOAL_SUMMARY_PROMPT, summarise_for_goal
@@ -247,9 +248,8 @@ async def image_parts(response: str, ctx: ToolContext, tool: str) -> tuple[list[
 
 def _suffix(data: bytes) -> str:
     try:
-        with Image.open(io.BytesIO(data)) as im:
-            fmt = (im.format or "png").lower()
-    except (OSError, ValueError):
+        fmt = (imaging.check(data).format or "png").lower()
+    except imaging.ImageRejected:
         return ".bin"
     return ".jpg" if fmt == "jpeg" else f".{fmt}"
 
@@ -368,9 +368,14 @@ def padded_box(size: tuple[int, int], box: list[float], padding: float = CROP_PA
     return left, top, right, bottom
 
 
+#: the largest image `image_crop` decodes (pixels): the guarded decoder refuses more before decoding
+CROP_MAX_PIXELS = 40_000_000
+
+
 def crop_jpeg(data: bytes, box: list[float]) -> tuple[bytes, tuple[int, int, int, int]]:
-    """Crop image bytes as the reference does (RGB, padded box, JPEG quality 95)."""
-    with Image.open(io.BytesIO(data)) as im:
+    """Crop image bytes as the reference does (RGB, padded box, JPEG quality 95); the bytes go through
+    the guarded decoder (`ImageRejected`, a ValueError, for a bomb or a format it does not accept)."""
+    with imaging.open_image(data, max_pixels=CROP_MAX_PIXELS, what="the image") as im:
         img = im.convert("RGB")
     px = padded_box(img.size, box)
     if px[2] <= px[0] or px[3] <= px[1]:
@@ -404,7 +409,7 @@ class ImageCrop(WebTool):
                 data = got.body
             else:
                 src = ctx.store.resolve(ref)
-                data = ctx.store.path(src).read_bytes()
+                data = imaging.read_capped(ctx.store.path(src))
             source = ctx.store.get("img-" + _sha(data)[:12])
             if source is not None:
                 parents.append(source.id)
@@ -415,6 +420,8 @@ class ImageCrop(WebTool):
             return _fail(f"[Crop] could not download {ref}: {exc}", exc)
         except ToolError as exc:
             return _fail(f"[Crop] {exc}", exc)
+        except imaging.ImageRejected as exc:
+            return _fail(f"[Crop] {ref}: {exc}", exc)
         except (OSError, ValueError, Image.DecompressionBombError) as exc:
             return _fail(f"[Crop] {ref} is not a readable image ({type(exc).__name__})", exc)
         url = session.host_image(jpeg, ".jpg")

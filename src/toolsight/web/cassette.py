@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from toolsight.web.types import WebError
+from toolsight.web.types import ReplayMiss, WebError
 
 CASSETTE = "web-cassette.sqlite"
 
@@ -76,8 +76,9 @@ class Cassette:
             blob: bytes | None = None
             if row[2]:
                 b = self._db.execute("SELECT data FROM blobs WHERE sha = ?", (row[2],)).fetchone()
-                if b is None:
-                    raise WebError(f"{self.path}: blob {row[2]} of a recorded call is missing (damaged cassette)")
+                if b is None:  # ends the task; the message is the user's (it names the file), never the model's
+                    raise ReplayMiss(f"web replay: {self.path}: blob {row[2]} of a recorded call is missing "
+                                     "(damaged cassette); re-record the run")
                 blob = bytes(b[0])
         return Entry(json.loads(row[0]) if row[0] is not None else None, row[1], blob)
 

@@ -29,6 +29,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolsight import imaging
 from toolsight.web import phash
 from toolsight.web.jsonfile import read_model
 from toolsight.web.types import ImageHit, SearchHit, WebError
@@ -170,7 +171,10 @@ def build_index(root: Path, dest: Path) -> Path:
                        (cur.lastrowid, title, p.text if p.text is not None else body))
         for im in man.images:
             nurl = norm_url(im.url)
-            h = phash.image_hash((root / im.file).read_bytes())
+            try:  # the guarded decoder: a corpus image that is a bomb is one clear error, never decoded
+                h = phash.image_hash(imaging.read_capped(root / im.file))
+            except imaging.ImageRejected as exc:
+                raise WebError(f"offline corpus {root}: images entry {im.file!r}: {exc}") from None
             title = im.title or (page_titles.get(norm_url(im.page)) if im.page else None) or ""
             caption = " ".join([im.caption or "", *alts.get(nurl, [])]).strip()
             cur = db.execute("INSERT INTO images (url, nurl, file, page, title, phash) VALUES (?, ?, ?, ?, ?, ?)",

@@ -21,6 +21,7 @@ import httpx
 
 from toolsight.version import __version__
 from toolsight.web.base import Backend
+from toolsight.web.pinned import PinnedNetwork, Resolver, pinned_client
 from toolsight.web.policy import Limits, check_live_url
 from toolsight.web.reader import extract_page
 from toolsight.web.types import Fetched, ImageHit, PageText, SearchHit, UrlRefused, WebCallError, WebError
@@ -45,9 +46,10 @@ class LiveBackend(Backend):
 
     def __init__(self, limits: Limits | None = None, env: dict[str, str] | None = None,
                  resolve_dns: bool = True, min_interval_s: float = 0.0,
-                 allowed_origins: tuple[str, ...] = ()) -> None:
+                 allowed_origins: tuple[str, ...] = (), resolver: Resolver | None = None) -> None:
         """`allowed_origins` (`scheme://host:port`) skip the address check — for a trusted proxy or a test
-        server set in code; the model can never add one."""
+        server set in code; the model can never add one. `resolver` (host -> addresses) replaces the
+        system's for model-chosen URLs; their connections go only to the addresses it gave, checked."""
         e = env if env is not None else dict(os.environ)
         self.limits = limits or Limits()
         self.serper_key = e.get("SERPER_API_KEY") or None
@@ -67,6 +69,9 @@ class LiveBackend(Backend):
                 raise WebError("live web search needs SERPER_API_KEY, or the `ddgs` package for keyless search "
                                "(pip install ddgs)") from None
         self._client: httpx.AsyncClient | None = None
+        self.resolver = resolver
+        self._pages: httpx.AsyncClient | None = None
+        self.network: PinnedNetwork | None = None
 
     @property
     def search_provider(self) -> str:
@@ -81,7 +86,16 @@ class LiveBackend(Backend):
                 "serper_url": self.serper_url if self.serper_key else None,
                 "jina_url": self.jina_url if self.jina_key else None}
 
+    def page_client(self) -> httpx.AsyncClient:
+        """The client for model-chosen URLs: connections pinned to checked addresses (`web/pinned.py`)."""
+        if self._pages is None:
+            self._pages, self.network = pinned_client(
+                self.limits.timeout_s, {"User-Agent": USER_AGENT},
+                self.resolver if self.resolve_dns else _no_lookup, self.allowed_origins)
+        return self._pages
+
     def client(self) -> httpx.AsyncClient:
+        """The client for the configured APIs (Serper, Jina): their base URLs are configuration."""
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=self.limits.timeout_s, follow_redirects=False,
                                              headers={"User-Agent": USER_AGENT})
@@ -174,9 +188,9 @@ class LiveBackend(Backend):
         """GET with the policy checked on every hop and the body capped at `max_bytes`."""
         current = url
         for _ in range(self.limits.max_redirects + 1):
-            await self._check(current)
+            await self._check(current)  # scheme and literal host; the addresses are checked at connect
             try:
-                async with self.client().stream("GET", current) as resp:
+                async with self.page_client().stream("GET", current) as resp:
                     if resp.is_redirect and "location" in resp.headers:
                         current = urljoin(current, resp.headers["location"])
                         continue
@@ -199,10 +213,12 @@ class LiveBackend(Backend):
         raise WebCallError(f"{url}: more than {self.limits.max_redirects} redirects")
 
     async def _check(self, url: str) -> None:
+        """Scheme and literal host, before any request; a name's addresses are resolved and checked once,
+        when the pinned client connects (so the connection uses exactly the checked addresses)."""
         p = urlsplit(url)
         if f"{p.scheme}://{p.netloc}".lower() in self.allowed_origins:
             return
-        await check_live_url(url, resolve=self.resolve_dns)
+        await check_live_url(url, resolve=False)
 
     async def _robots_ok(self, url: str) -> bool:
         p = urlsplit(url)
@@ -219,6 +235,8 @@ class LiveBackend(Backend):
                 else:
                     assert parser is not None
                     parser.parse([])  # 4xx: no rules
+            except UrlRefused:
+                raise  # the site itself may not be fetched (its name does not resolve, a private address)
             except WebCallError:
                 parser = None
             self._robots[origin] = parser
@@ -258,9 +276,16 @@ class LiveBackend(Backend):
         got = await self.fetch(url, self.limits.max_page_bytes)
         if not got.ok:
             raise WebCallError(f"{url} answered HTTP {got.status}")
-        return extract_page(got.body, got.final_url, got.content_type, reader="direct+trafilatura")
+        # off the event loop: trafilatura on a page of megabytes takes seconds
+        return await asyncio.to_thread(extract_page, got.body, got.final_url, got.content_type, "direct+trafilatura")
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        for c in (self._client, self._pages):
+            if c is not None:
+                await c.aclose()
+        self._client = self._pages = None
+
+
+async def _no_lookup(host: str) -> list[str]:
+    """`resolve_dns=False`: names are not looked up at all, so no connection to a name is made."""
+    raise UrlRefused(f"{host!r}: name lookups are switched off for this backend (resolve_dns=False)")

@@ -8,6 +8,7 @@ looked up in the index and mapped to `/c/<file>`; a URL the corpus does not have
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -66,20 +67,28 @@ class CorpusBackend(Backend):
             return Fetched(url=url, final_url=url, status=404, content_type="text/plain",
                            body=b"not found in the offline corpus")
         local = f"{self.server.base_url}/c/{found[1]}"
-        try:
-            resp = await self.client().get(local)
+        try:  # streamed: a file over the cap is stopped at the cap, never read whole
+            async with self.client().stream("GET", local) as resp:
+                declared = resp.headers.get("content-length")
+                if declared and declared.isdigit() and int(declared) > max_bytes:
+                    raise WebCallError(f"{url} is {int(declared):,} bytes, over the {max_bytes:,}-byte cap")
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in resp.aiter_bytes():
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise WebCallError(f"{url} is over the {max_bytes:,}-byte cap")
+                    chunks.append(chunk)
+                return Fetched(url=url, final_url=url, status=resp.status_code,
+                               content_type=resp.headers.get("content-type", ""), body=b"".join(chunks))
         except httpx.HTTPError as exc:
             raise WebCallError(f"{url} could not be fetched from the offline corpus ({type(exc).__name__})") from None
-        if len(resp.content) > max_bytes:
-            raise WebCallError(f"{url} is over the {max_bytes:,}-byte cap")
-        return Fetched(url=url, final_url=url, status=resp.status_code,
-                       content_type=resp.headers.get("content-type", ""), body=resp.content)
 
     async def read_page(self, url: str) -> PageText:
         got = await self.fetch(url, self.limits.max_page_bytes)
         if not got.ok:
             raise WebCallError(f"{url} answered HTTP {got.status}")
-        return extract_page(got.body, url, got.content_type, reader="corpus+trafilatura")
+        return await asyncio.to_thread(extract_page, got.body, url, got.content_type, "corpus+trafilatura")
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -10,21 +10,23 @@ image is the smallest Hamming distance over the query's hashes. Images are shrun
 
 from __future__ import annotations
 
-import io
-
 import imagehash
 import numpy as np
 from PIL import Image
+
+from toolsight import imaging
 
 #: Hamming distance (of 64 bits) at or below which two images count as the same picture
 DEFAULT_THRESHOLD = 8
 TRIMS = (0.04, 0.083, 0.12, 0.15)
 _MAX_SIDE = 256
+MAX_PIXELS = 40_000_000
 
 
 def _load(data: bytes) -> Image.Image:
-    with Image.open(io.BytesIO(data)) as im:
-        im.draft("L", (_MAX_SIDE, _MAX_SIDE))  # JPEG: decode at a reduced scale
+    # the guarded decoder: a corpus file or a fetched query image may be a bomb; a JPEG decodes at a
+    # reduced scale (draft)
+    with imaging.open_image(data, max_pixels=MAX_PIXELS, draft=("L", (_MAX_SIDE, _MAX_SIDE))) as im:
         g = im.convert("L")
     if max(g.size) > _MAX_SIDE:
         g.thumbnail((_MAX_SIDE, _MAX_SIDE), Image.Resampling.BILINEAR)

@@ -58,7 +58,9 @@ class LocalServer:
         ctype = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         if ctype == "text/html":
             ctype = "text/html; charset=utf-8"
-        return web.Response(body=path.read_bytes(), headers={"Content-Type": ctype})
+        # streamed from the file with its length declared (never read whole: a corpus file may be GBs);
+        # the client stops at its cap
+        return web.FileResponse(path, headers={"Content-Type": ctype})
 
     def _serve(self) -> None:
         loop = asyncio.new_event_loop()

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import hashlib
-import io
 import json
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, Literal, TypeVar
 import httpx
 from pydantic import BaseModel
 
+from toolsight import imaging
 from toolsight.web.base import Backend
 from toolsight.web.cassette import CASSETTE, Cassette, call_key, find_cassette
 from toolsight.web.corpus import norm_url
@@ -77,12 +77,9 @@ def use_session(session: WebSession) -> Iterator[WebSession]:
 
 
 def _sniff_suffix(data: bytes) -> str:
-    from PIL import Image
-
     try:
-        with Image.open(io.BytesIO(data)) as im:
-            fmt = (im.format or "").lower()
-    except (OSError, ValueError):
+        fmt = imaging.check(data).format.lower()  # the header only, through the guarded decoder
+    except imaging.ImageRejected:
         return ".bin"
     return {"jpeg": ".jpg", "png": ".png", "gif": ".gif", "webp": ".webp", "bmp": ".bmp"}.get(fmt, f".{fmt or 'bin'}")
 
@@ -188,12 +185,13 @@ class WebSession:
         return result
 
     @staticmethod
-    def _models(kind: type[M]) -> tuple[Callable[[list[M]], tuple[Any, None]], Callable[[Any, bytes | None], list[M]]]:
+    def _models(kind: type[M], n: int) -> tuple[Callable[[list[M]], tuple[Any, None]],
+                                                Callable[[Any, bytes | None], list[M]]]:
         def enc(items: list[M]) -> tuple[Any, None]:
             return [i.model_dump(mode="json") for i in items], None
 
-        def dec(data: Any, _: bytes | None) -> list[M]:
-            return [kind.model_validate(x) for x in data or []]
+        def dec(data: Any, _: bytes | None) -> list[M]:  # a replay: at most the n hits a live call returns
+            return [kind.model_validate(x) for x in (data or [])[:n]]
 
         return enc, dec
 
@@ -203,17 +201,17 @@ class WebSession:
 
     # ---- the interface -------------------------------------------------------------------------
     async def text_search(self, query: str, n: int = 5) -> list[SearchHit]:
-        enc, dec = self._models(SearchHit)
+        enc, dec = self._models(SearchHit, n)
         return await self._recorded("text_search", {"query": query, "n": n},
                                     lambda: self._need_backend().text_search(query, n), enc, dec)
 
     async def image_search(self, query: str, n: int = 3) -> list[ImageHit]:
-        enc, dec = self._models(ImageHit)
+        enc, dec = self._models(ImageHit, n)
         return await self._recorded("image_search", {"query": query, "n": n},
                                     lambda: self._need_backend().image_search(query, n), enc, dec)
 
     async def reverse_image_search(self, image_url: str, n: int = 3) -> list[ImageHit]:
-        enc, dec = self._models(ImageHit)
+        enc, dec = self._models(ImageHit, n)
 
         async def run() -> list[ImageHit]:
             backend = self._need_backend()
@@ -243,6 +241,9 @@ class WebSession:
             return f.model_dump(mode="json", exclude={"body"}), f.body
 
         def dec(data: Any, blob: bytes | None) -> Fetched:
+            # a replay re-applies the live path's byte cap (a cassette can be edited)
+            if blob is not None and len(blob) > cap:
+                raise WebCallError(f"{url} is over the {cap:,}-byte cap")
             return Fetched.model_validate({**data, "body": blob or b""})
 
         def run() -> Awaitable[Fetched]:
@@ -257,7 +258,10 @@ class WebSession:
             return p.model_dump(mode="json"), None
 
         def dec(data: Any, _: bytes | None) -> PageText:
-            return PageText.model_validate(data)
+            page = PageText.model_validate(data)  # a replay: no more text than a live read can give
+            if len(page.text) > self.limits.max_page_bytes:
+                page = page.model_copy(update={"text": page.text[: self.limits.max_page_bytes]})
+            return page
 
         return await self._recorded("read_page", {"url": url}, lambda: self._need_backend().read_page(url), enc, dec)
 

@@ -41,6 +41,9 @@ from toolsight.models.openai_provider import responses_usage
 from toolsight.tasks.schema import Task, Turn
 from toolsight.tools.base import Artifact, Toolbox
 
+#: how much of a hosted interpreter run's logs and code a record keeps (characters; the sandbox's own
+#: output cap): the provider sends them whole, and a run can print megabytes
+HOSTED_TEXT_CAP = 64 * 1024
 APP_E_TEMPERATURE = 0.0
 APP_E_MAX_TOKENS = 2048
 HOSTED_TOOL: dict[str, Any] = {"type": "code_interpreter", "container": {"type": "auto"}}
@@ -180,13 +183,15 @@ class HostedInterpreterAgent:
             kind = item.get("type")
             if kind == "code_interpreter_call":
                 outs = item.get("outputs") or []
-                logs = "\n".join(o.get("logs", "") for o in outs if o.get("type") == "logs")
-                urls = [o.get("url", "") for o in outs if o.get("type") == "image"]
+                logs, log_chars = capped_text(o.get("logs") for o in outs if o.get("type") == "logs")
+                code, code_chars = capped_text([item.get("code")])
+                urls = [str(o.get("url", ""))[:2048] for o in outs if o.get("type") == "image"][:64]
                 traj.tool_calls.append(ToolCallRecord(
                     id=str(item.get("id") or f"ci-{n}"), turn=0, round=1, name="code_interpreter",
-                    arguments=json.dumps({"code": item.get("code") or ""}), ok=item.get("status") == "completed",
+                    arguments=json.dumps({"code": code}), ok=item.get("status") == "completed",
                     error=None if item.get("status") == "completed" else str(item.get("status")), text=logs,
-                    extra={"hosted": True, "container_id": item.get("container_id"), "image_urls": urls}))
+                    extra={"hosted": True, "container_id": item.get("container_id"), "image_urls": urls,
+                           "log_chars": log_chars, "code_chars": code_chars}))
             elif kind == "message":
                 texts += [c.get("text", "") for c in item.get("content") or [] if c.get("type") == "output_text"]
         text = "".join(texts)
@@ -208,6 +213,17 @@ class HostedInterpreterAgent:
         traj.artifacts = toolbox.store.all()
         traj.duration_s = round(time.monotonic() - t0, 4)
         return traj
+
+
+def capped_text(parts: Any, cap: int = HOSTED_TEXT_CAP) -> tuple[str, int]:
+    """The string parts joined by newlines, cut to `cap` characters with a note saying how many there
+    were; and that count. Non-strings count as empty."""
+    texts = [p for p in parts if isinstance(p, str)]
+    total = sum(len(t) for t in texts) + max(0, len(texts) - 1)
+    joined = "\n".join(texts) if total <= cap else "\n".join(texts)[:cap]
+    if total > cap:
+        joined += f"\n[truncated: {total:,} characters in all, the first {cap:,} kept]"
+    return joined, total
 
 
 def make_official_agent(settings: AgentSettings, model: Model, generate: Generate, feedback: str | None,

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import os
 import re
 import shutil
@@ -54,9 +53,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import json5
-from PIL import Image
 
-from toolsight import sandbox
+from toolsight import imaging, sandbox
 from toolsight.benchmarks.vtc_bench import prompts as P
 from toolsight.benchmarks.vtc_bench.qwen import Item, basename
 from toolsight.benchmarks.vtc_bench.results import images_in_text
@@ -64,7 +62,12 @@ from toolsight.benchmarks.vtc_bench.tools.interface import generic_error, inside
 from toolsight.sandbox import Kernel, KernelOutput, KernelResult, Limits
 from toolsight.sandbox.interface import WorkspaceError, read_member
 from toolsight.tools.base import Artifact, Tool, ToolContext, ToolError, ToolResult
-from toolsight.tools.python_tools import MAX_CODE_CHARS, register_display
+from toolsight.tools.python_tools import (
+    DISPLAY_MAX_BYTES,
+    DISPLAY_MAX_PIXELS,
+    MAX_CODE_CHARS,
+    register_display,
+)
 
 OFFICIAL_TOOLSET = "vtc_code_official"
 TOOLSIGHT_TOOLSET = "vtc_code"
@@ -76,6 +79,14 @@ FILES_KEY = "vtc_official.files"
 OFFICIAL_KERNEL_KEY = "vtc_code_official.kernel"
 TOOLSIGHT_KERNEL_KEY = "vtc_code.kernel"
 CALL_TIMEOUT_S = 30  # CodeInterpreter.call(timeout=30): the alarm set before each cell
+#: toolsight's caps on the arguments (the reference has none): the official tool's whole argument string,
+#: and how long reading it (JSON5, the forbidden-command check) may take off the event loop
+MAX_ARGUMENT_CHARS = 64_000
+MAX_REASONING_CHARS = 20_000
+READ_DEADLINE_S = 10.0
+TOO_LONG = ("The code_interpreter arguments are {n:,} characters; the limit is {cap:,}. Send shorter code "
+            "(build large data in several calls, or compute it in the code).")
+UNREADABLE = "The code_interpreter arguments could not be read within {s:g} s; send shorter code."
 IOPUB_TIMEOUT_S = 300.0  # _execute_code: how long it waits for each kernel message
 INIT_TIMEOUT_S = 120.0
 InitVariant = Literal["published", "recorded"]
@@ -129,7 +140,12 @@ def extract_code(text: str) -> str:
 
 
 def read_code(params: str | dict[str, Any] | None) -> Any:
-    """The code `CodeInterpreter.call` runs for these arguments (raises where the reference raises)."""
+    """The code `CodeInterpreter.call` runs for these arguments (raises where the reference raises).
+
+    The string is parsed by JSON5 once: where the reference parses it a second time (`extract_code`
+    after a failed parse), that parse of the same text fails the same way, and the result is the
+    text itself (the string has no fenced block here). JSON5 is pure Python (~40 µs a character):
+    callers cap the string's size and run this off the event loop (`OfficialCodeInterpreter`)."""
     code: Any
     if isinstance(params, str):
         code = remove_code_blocks(params)
@@ -137,7 +153,7 @@ def read_code(params: str | dict[str, Any] | None) -> Any:
             try:
                 code = json5.loads(params).get("code", "")
             except Exception:
-                code = extract_code(params)
+                code = params.strip()
     elif isinstance(params, dict):
         code = params.get("code", "")
     else:
@@ -145,11 +161,62 @@ def read_code(params: str | dict[str, Any] | None) -> Any:
     return remove_code_blocks(code)
 
 
+def _segments(pattern: str) -> tuple[re.Pattern[str], ...] | None:
+    """A `a.*b.*c` pattern whose parts are fixed-length (no quantifier, group or class) as its compiled
+    parts; None for any other pattern (it is searched as it is)."""
+    parts = pattern.split(".*")
+    if len(parts) < 2 or any(ch in part for part in parts for ch in "*+?{}()[]|^$\\"):
+        return None
+    return tuple(re.compile(part, re.IGNORECASE) for part in parts)
+
+
+_CHECKS: tuple[tuple[str, re.Pattern[str] | tuple[re.Pattern[str], ...]], ...] = tuple(
+    (p, _segments(p) or re.compile(p, re.IGNORECASE)) for p in FORBIDDEN_PATTERNS)
+
+
+def _chain(parts: tuple[re.Pattern[str], ...], code: str) -> bool:
+    """`re.search("a.*b.*c", code, re.I)` in linear time: `.` never matches a newline, so a match lies
+    in one line, and there it exists iff the leftmost `a`, then the leftmost `b` after its end, then
+    a `c` after that are found (each part matches a fixed number of characters, so the leftmost
+    choice leaves the most room). The official pattern backtracks cubically on a long line (12 KB of
+    "subprocess pip " took 34 s)."""
+    for line in code.split("\n"):
+        pos = 0
+        for part in parts:
+            m = part.search(line, pos)
+            if m is None:
+                break
+            pos = m.end()
+        else:
+            return True
+    return False
+
+
 def forbidden_command(code: str) -> str | None:
-    for pattern in FORBIDDEN_PATTERNS:
-        if re.search(pattern, code, re.IGNORECASE):
+    """`_check_forbidden_commands`: the refusal naming the first official pattern that matches, or None.
+
+    Same verdicts as `re.search(pattern, code, re.IGNORECASE)` for each pattern in order (tested
+    against it on a corpus of code), in time linear in the code's length."""
+    for pattern, check in _CHECKS:
+        hit = _chain(check, code) if isinstance(check, tuple) else check.search(code) is not None
+        if hit:
             return FORBIDDEN_MESSAGE.format(pattern=pattern)
     return None
+
+
+def read_and_check(params: str | dict[str, Any] | None) -> tuple[Any, str | None]:
+    """`read_code`, then `forbidden_command` on it (a non-string code raises there, as in the reference)."""
+    code = read_code(params)
+    return code, forbidden_command(code)
+
+
+def argument_chars(params: str | dict[str, Any] | None) -> int:
+    """The size of a call's arguments: the string's length, or the total of a dict's string values."""
+    if isinstance(params, str):
+        return len(params)
+    if isinstance(params, dict):
+        return sum(len(v) for v in params.values() if isinstance(v, str))
+    return 0
 
 
 def remove_blocking_calls(code: str) -> str:
@@ -330,8 +397,14 @@ class OfficialCodeInterpreter(Tool):
             copy_files(files, ws, serve)
 
         await asyncio.to_thread(prepare)
-        code = read_code(raw_args)
-        refused = forbidden_command(code)  # a non-string code raises here, as in the reference
+        size = argument_chars(raw_args)
+        if size > MAX_ARGUMENT_CHARS:
+            return self._result(TOO_LONG.format(n=size, cap=MAX_ARGUMENT_CHARS), ws, ctx, ok=False,
+                                extra={"refused": True, "argument_chars": size})
+        try:  # JSON5 is slow pure Python: off the event loop, with a deadline
+            code, refused = await asyncio.wait_for(asyncio.to_thread(read_and_check, raw_args), READ_DEADLINE_S)
+        except TimeoutError:
+            return self._result(UNREADABLE.format(s=READ_DEADLINE_S), ws, ctx, ok=False, extra={"refused": True})
         if refused is not None:
             return self._result(refused, ws, ctx, ok=False, extra={"refused": True})
         code = remove_blocking_calls(code)
@@ -418,13 +491,15 @@ class OfficialCodeInterpreter(Tool):
 
 
 def serve_image(ws: Path, name: str, mime: str, serve: Path) -> Path:
-    """`_serve_image`: a displayed image re-saved by PIL as `<serve>/<uuid>.<png|jpeg>`."""
-    data = read_member(ws, name, 20 << 20)
+    """`_serve_image`: a displayed image re-saved by PIL as `<serve>/<uuid>.<png|jpeg>` (decoded by the
+    guarded decoder: a displayed image over its pixel cap is refused before it is decoded)."""
+    data = read_member(ws, name, DISPLAY_MAX_BYTES)
     ext = "jpeg" if mime == "image/jpeg" else "png"
     path = serve / f"{uuid.uuid4()}.{ext}"
     if not inside(path, ws):
         raise WorkspaceError(f"{path} is outside the workspace")
-    with Image.open(io.BytesIO(data)) as im:
+    with imaging.open_image(data, max_pixels=DISPLAY_MAX_PIXELS, max_bytes=DISPLAY_MAX_BYTES,
+                            what="a displayed image") as im:
         im.save(path)
     path.chmod(0o666)
     return path
@@ -474,6 +549,8 @@ class VTCCodeInterpreter(Tool):
         reasoning = args.get("reasoning")
         if reasoning is not None and not isinstance(reasoning, str):
             raise ToolError("'reasoning' must be a string")
+        if reasoning is not None and len(reasoning) > MAX_REASONING_CHARS:
+            raise ToolError(f"'reasoning' is {len(reasoning)} characters; the limit is {MAX_REASONING_CHARS}")
         code = args.get("code")
         if not isinstance(code, str) or not code.strip():
             raise ToolError("missing required argument 'code': a non-empty string of Python code")
@@ -507,16 +584,19 @@ class VTCCodeInterpreter(Tool):
                 else:
                     parts.append(art)
         if res.ended:
-            why = (f"the cell ran longer than {self.limits.wall_s:g} s" if res.timed_out
-                   else f"the kernel stopped ({res.exec.limit or res.exec.error or 'crash'})")
-            text += _block("error", f"{why}; the kernel was restarted and earlier variables are gone")
-        saved = await asyncio.to_thread(self._saved, ctx, before, known | {a.file for a in artifacts})
+            why = (f"the cell ran longer than {self.limits.wall_s:g} s; the kernel was restarted and earlier "
+                   "variables are gone" if res.timed_out else res.stop_reason(self.limits)
+                   or f"the kernel stopped ({res.exec.limit or res.exec.error or 'crash'}); earlier variables are gone")
+            text += _block("error", why)
+        room = max(0, MAX_IMAGES - len({a.id for a in artifacts}))
+        saved, unseen = await asyncio.to_thread(self._saved, ctx, before, known | {a.file for a in artifacts}, room)
         artifacts += [a for _, a in saved]
         if saved:
             parts.append("The saved image path is: " + ", ".join(name for name, _ in saved))
         artifacts = list({a.id: a for a in artifacts}.values())  # a shown file is one image, not two
-        if len(artifacts) > MAX_IMAGES:
-            parts.append(f"only the first {MAX_IMAGES} images of a call are returned")
+        if len(artifacts) > MAX_IMAGES or unseen:
+            more = f" ({unseen} more image files were written and not read)" if unseen else ""
+            parts.append(f"only the first {MAX_IMAGES} images of a call are returned{more}")
             artifacts = artifacts[:MAX_IMAGES]
         body = "\n".join(p for p in [text.lstrip("\n"), *parts] if p) or FINISHED
         ok = res.ok and not res.ended
@@ -530,16 +610,20 @@ class VTCCodeInterpreter(Tool):
             extra["inputs"] = parents
         return ToolResult(text=body, artifacts=artifacts, ok=ok, error=err, extra=extra)
 
-    def _saved(self, ctx: ToolContext, before: dict[str, tuple[int, int]],
-               known: set[str]) -> list[tuple[str, Artifact]]:
-        """Image files the cell wrote into the workspace (new or changed, not already artifacts)."""
+    def _saved(self, ctx: ToolContext, before: dict[str, tuple[int, int]], known: set[str],
+               room: int) -> tuple[list[tuple[str, Artifact]], int]:
+        """Image files the cell wrote into the workspace (new or changed, not already artifacts): at most
+        `room` of them are read and registered; also how many more were written."""
         after = _snapshot(ctx.workspace)
         out: list[tuple[str, Artifact]] = []
-        for name in sorted(n for n, sig in after.items() if before.get(n) != sig and n not in known):
+        names = sorted(n for n, sig in after.items() if before.get(n) != sig and n not in known)
+        for i, name in enumerate(names):
+            if len(out) >= room:
+                return out, len(names) - i
             art = _register_file(ctx, name, self.name)
             if art is not None:
                 out.append((name, art))
-        return out
+        return out, 0
 
 
 def _protect(ctx: ToolContext) -> None:
@@ -554,13 +638,10 @@ def _protect(ctx: ToolContext) -> None:
 
 def _register_file(ctx: ToolContext, name: str, tool: str) -> Artifact | None:
     try:
-        data = read_member(ctx.workspace, name, 20 << 20)
-        with Image.open(io.BytesIO(data)) as im:
-            w, h = im.size
-        if w * h > 40_000_000:
-            return None
+        data = read_member(ctx.workspace, name, DISPLAY_MAX_BYTES)
+        info = imaging.check(data, max_pixels=DISPLAY_MAX_PIXELS, max_bytes=DISPLAY_MAX_BYTES)
         return ctx.store.add_bytes(data, Path(name).suffix.lower(), tool_call_id=ctx.call_id, tool=tool,
-                                   size=(w, h), file_name=name)
+                                   size=info.size, file_name=name)
     except Exception:
         return None
 

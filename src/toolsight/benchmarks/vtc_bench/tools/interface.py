@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import io
 import json
 import re
 import traceback
@@ -30,6 +29,7 @@ import jsonschema
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
+from toolsight import imaging
 from toolsight.benchmarks.vtc_bench.tools import cv_ops
 from toolsight.tools.base import Artifact, Tool, ToolContext, ToolResult
 
@@ -38,6 +38,13 @@ WORK_DIR = "workspace/tools/opencv"
 #: ToolContext.state key where the official loop puts the image path of the task's first user message
 HINT_KEY = "vtc_official.user_image"
 ACTION = "\n\n**Action Required**: Please call this tool again with absolute image path"
+#: toolsight's caps (the reference has none): the argument string (an image may come inline as base64),
+#: the size up to which JSON5 (pure Python, ~40 µs a character) is tried on a string that is not JSON,
+#: and how long reading the arguments may take off the event loop
+MAX_ARGUMENT_CHARS = 32_000_000
+MAX_JSON5_CHARS = 64_000
+READ_DEADLINE_S = 10.0
+MAX_IMAGE_PIXELS = 40_000_000
 
 
 @cache
@@ -70,8 +77,10 @@ def lenient_json(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as first:
         try:
+            if len(text) > MAX_JSON5_CHARS:  # toolsight's bound: JSON5 would take seconds per 100 KB
+                raise ValueError("too long for JSON5")
             return json5.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             try:
                 return json.loads(_fix_json(text))
             except Exception:
@@ -121,9 +130,7 @@ def workspace_file(ref: str, ws: Path) -> Path | None:
 
 
 def _from_base64(data: str) -> Image.Image:
-    im = Image.open(io.BytesIO(base64.b64decode(data)))
-    im.load()
-    return im
+    return imaging.open_image(base64.b64decode(data), max_pixels=MAX_IMAGE_PIXELS)
 
 
 def load_pil(image: str, ws: Path) -> tuple[Image.Image, Path | None]:
@@ -134,11 +141,13 @@ def load_pil(image: str, ws: Path) -> tuple[Image.Image, Path | None]:
     ref = image[len("file://"):] if image.startswith("file://") else image
     if not ref.startswith(("http://", "https://")):  # URLs are never fetched (no network for tools)
         found = workspace_file(ref, ws)
-        if found is not None:
+        if found is not None:  # a workspace file may be model code's: through the guarded decoder
             try:
-                return Image.open(found), found
-            except UnidentifiedImageError:
-                raise UnidentifiedImageError(f"cannot identify image file {ref!r}") from None
+                return imaging.open_image(imaging.read_capped(found), max_pixels=MAX_IMAGE_PIXELS), found
+            except imaging.ImageRejected as exc:
+                if "not a readable image" in str(exc):
+                    raise UnidentifiedImageError(f"cannot identify image file {ref!r}") from None
+                raise
     try:
         return _from_base64(ref), None
     except Exception:
@@ -169,8 +178,14 @@ class OfficialOpenCVTool(Tool):
         return await self(args, ctx)
 
     async def __call__(self, raw_args: str | dict[str, Any] | None, ctx: ToolContext) -> ToolResult:
-        try:
-            params = verify_args(raw_args if raw_args is not None else "", self.parameters)
+        size = len(raw_args) if isinstance(raw_args, str) else 0
+        if size > MAX_ARGUMENT_CHARS:
+            text = f"The arguments of {self.name} are {size:,} characters; the limit is {MAX_ARGUMENT_CHARS:,}."
+            return ToolResult(text=text, ok=False, error=text, extra={"official": {"form": "str", "text": text}})
+        try:  # off the event loop, with a deadline: JSON5 and jsonschema on model text
+            params = await asyncio.wait_for(
+                asyncio.to_thread(verify_args, raw_args if raw_args is not None else "", self.parameters),
+                READ_DEADLINE_S)
         except Exception as exc:
             text = generic_error(self.name, exc)
             return ToolResult(text=text, ok=False, error=text, extra={"official": {"form": "str", "text": text}})
