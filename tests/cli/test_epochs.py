@@ -9,8 +9,8 @@ import statistics
 from pathlib import Path
 
 import pytest
-from clikit import dataset, records, ts
 
+from clikit import dataset, records, ts
 from toolsight.metrics.compute import compute_run_metrics
 from toolsight.metrics.epochs import epoch_stats, reduce_task
 from toolsight.models.scripted.script import Script, Step

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from clikit import assert_one_error_line, dataset, ts
-
 from toolsight.log.files import read_manifest
 from toolsight.models.scripted.script import Script, Step
 from toolsight.models.scripted.server import RecordedRequest, ScriptedServer

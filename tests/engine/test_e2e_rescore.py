@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 from enginekit import write_png
-
 from toolsight.models.scripted.script import Script
 from toolsight.models.scripted.server import ScriptedServer
 

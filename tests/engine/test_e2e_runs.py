@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from e2ekit import complete_bytes, dataset, n_records, records, run, start, wait_until
-from enginekit import write_png
 from PIL import Image
 
+from enginekit import write_png
 from toolsight.log.files import read_manifest
 from toolsight.models.scripted.script import Script, Step
 from toolsight.models.scripted.server import ScriptedServer

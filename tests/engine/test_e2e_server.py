@@ -18,7 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from enginekit import write_png
-
 from toolsight.log.files import read_manifest
 from toolsight.models.scripted.script import Script, Step
 from toolsight.models.scripted.server import ScriptedServer

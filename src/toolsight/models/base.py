@@ -26,6 +26,7 @@ from toolsight.log.messages import ToolCall as ToolCall
 from toolsight.log.messages import Usage as Usage
 from toolsight.log.toolspec import ToolSpec
 from toolsight.models.task_context import set_current_task
+from toolsight.models.wire import WireProfile
 from toolsight.tasks.schema import Task
 
 
@@ -59,6 +60,8 @@ class GenerateConfig(BaseModel):
     thinking_budget: int | None = None
     timeout: float = 120.0
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    #: a reference driver's request shapes (official loops only; `toolsight.models.wire`)
+    wire: WireProfile | None = None
 
     def is_deterministic(self) -> bool:
         return self.temperature == 0 or self.seed is not None

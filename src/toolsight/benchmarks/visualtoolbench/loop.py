@@ -42,6 +42,7 @@ from toolsight.benchmarks.visualtoolbench.tools import (
     UnknownOfficialTool,
     start_turn,
 )
+from toolsight.benchmarks.visualtoolbench.wire import LITELLM_WIRE
 from toolsight.log.toolspec import ToolSpec
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import (
@@ -85,6 +86,8 @@ class VTBOfficialAgent:
         self.model = model
         self.settings = settings
         self.generate = generate
+        #: the driver's request settings, sent in the shapes its LiteLLM client sends (wire.py)
+        self.config = settings.generate.model_copy(update={"wire": LITELLM_WIRE})
 
     async def run(self, task: Task, toolbox: Toolbox, inputs: dict[str, Artifact]) -> Trajectory:
         s = self.settings
@@ -118,7 +121,7 @@ class VTBOfficialAgent:
 
     async def _call(self, msgs: list[Message], specs: list[ToolSpec], traj: Trajectory) -> ModelOutput:
         try:
-            out = await self.generate(msgs, specs, self.settings.generate)
+            out = await self.generate(msgs, specs, self.config)
         except ModelError as exc:
             traj.stop_reason = "model_error"
             raise TaskFailed(f"model error: {exc}", traj) from exc

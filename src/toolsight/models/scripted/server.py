@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -248,6 +249,33 @@ def _substitute_prev(step: Step, body: dict[str, Any]) -> Step:
     return step.model_copy(update={"tool_calls": calls})
 
 
+#: a per-request token map: the request body in, `{"$token": "value"}` out (`ScriptedServer(tokens=…)`)
+Tokens = Callable[[dict[str, Any]], dict[str, str]]
+
+
+def _replace_tokens(value: Any, tokens: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        for k, v in tokens.items():
+            value = value.replace(k, v)
+        return value
+    if isinstance(value, list):
+        return [_replace_tokens(x, tokens) for x in value]
+    if isinstance(value, dict):
+        return {k: _replace_tokens(x, tokens) for k, x in value.items()}
+    return value
+
+
+def substitute_tokens(step: Step, tokens: dict[str, str]) -> Step:
+    """The step with each token in its tool calls' arguments replaced: in the string values of object
+    arguments, and inside raw-string arguments (the value JSON-escaped, as it sits in a JSON string)."""
+    if not tokens or not step.tool_calls:
+        return step
+    escaped = {k: json.dumps(v)[1:-1] for k, v in tokens.items()}
+    calls = [c.model_copy(update={"arguments": _replace_tokens(c.arguments, tokens) if isinstance(c.arguments, dict)
+                                  else _replace_tokens(c.arguments, escaped)}) for c in step.tool_calls]
+    return step.model_copy(update={"tool_calls": calls})
+
+
 async def _openai_sse(request: web.Request, reply: dict[str, Any]) -> web.StreamResponse:
     """A Chat Completions reply as server-sent events: one chunk with the role (+ reasoning, +
     content), one per tool call (id, name and complete arguments), one with the finish reason,
@@ -289,10 +317,13 @@ class ScriptedServer:
     """Serves `script` on 127.0.0.1 from a background thread. `start()` returns the base URL."""
 
     def __init__(self, script: Script, host: str = "127.0.0.1", port: int = 0, record: bool = True,
-                 subprocess: bool = False) -> None:
+                 subprocess: bool = False, tokens: Tokens | None = None) -> None:
         """`subprocess=True` serves from a child process instead of a thread: use it for throughput
-        measurements (a server thread competes with the client for the GIL); `requests` stays empty."""
+        measurements (a server thread competes with the client for the GIL); `requests` stays empty.
+        `tokens`: resolves script tokens from each request (e.g. `$input` = the image path its tool
+        description names), so one script plays against harnesses that name things differently."""
         self.script = script
+        self.tokens = tokens
         self.subprocess = subprocess
         self._proc: sp.Popen[str] | None = None
         self._script_file: Path | None = None
@@ -389,6 +420,8 @@ class ScriptedServer:
             headers = {"Retry-After": f"{step.retry_after:g}"} if step.retry_after is not None else None
             return web.json_response(_error_body(wire, step.status), status=step.status, headers=headers)
         model = str(body.get("model") or request.match_info.get("model") or "scripted")
+        if self.tokens is not None:
+            step = substitute_tokens(step, self.tokens(body))
         step = _substitute_prev(step, body)
         ids = [c.id or self.player.new_call_id() for c in step.tool_calls]
         reply = _WRITERS[wire](step, model, _usage(step, body, wire, model), ids)

@@ -1,0 +1,56 @@
+"""Issue 25: every golden-wire transcript of the official VisualToolBench driver
+(`../shared/golden-wire/visualtoolbench/*.json`, however many) replayed through toolsight's official
+loop against the scripted server, request for request.
+
+Per transcript: the same requests for the same tasks in the same order, and every body identical
+after the README's normalisation — key order (`model, messages, temperature, tools, tool_choice`),
+`tool_choice: "auto"` with tools, system and history messages as strings, image parts without
+`detail` (JPEG q85, same bytes), tool messages with `name`, re-sent replies as LiteLLM sends them
+(`content` left out when null), the tool descriptions with their image lists and save folders, and
+the code tools' `stderr` with the driver's traceback frames. One field differs by construction and
+is mapped on the driver's side, by name (`vtbwire.DRIVER_MODULE`): the driver's traceback names its
+module by absolute path, toolsight by the driver-relative `scripts/tools.py`. Numbers compare by
+value. What the driver wrote per task (`final`: `model_answer`, per turn for multi-turn tasks) must
+be the record's response per turn (a null `model_answer` — a reply without text — is an empty one).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from vtbwire import DRIVER_MODULE, FOLDER, replay
+
+from goldenwirekit import assert_same_requests, golden_bodies, require, transcripts
+
+FILES = transcripts(FOLDER)
+
+
+def _driver_side(o: Any) -> Any:
+    if isinstance(o, str):
+        return o.replace(*DRIVER_MODULE)
+    if isinstance(o, list):
+        return [_driver_side(x) for x in o]
+    if isinstance(o, dict):
+        return {k: _driver_side(v) for k, v in o.items()}
+    return o
+
+
+def test_transcripts_are_there() -> None:
+    require(FILES, FOLDER)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
+def test_replay_is_identical(path: Path, tmp_path: Path) -> None:
+    out = replay(path, tmp_path)
+    g = out["golden"]
+    want = [_driver_side(b) for b in golden_bodies(g)]
+    assert_same_requests(out["bodies"], want, out["tasks"], [r["task"] for r in g["requests"]])
+    records = {r["task_id"]: r for r in out["records"]}
+    for tid, fin in g["final"].items():
+        rec = records[tid]
+        turns = rec["trajectory"]["turns"]
+        want_answers = [t["model_answer"] for t in fin["turns"]] if "turns" in fin else [fin["model_answer"]]
+        got_answers = [t["response"] or None for t in turns]
+        assert got_answers == want_answers, (tid, got_answers, want_answers)
