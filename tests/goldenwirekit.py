@@ -105,9 +105,16 @@ class Normaliser:
         for a, b in self.replace:
             t = t.replace(a, b)
         for kind, pattern in self.numbered.items():
-            seen = self.seen[kind]
-            t = pattern.sub(lambda m, seen=seen, kind=kind: seen.setdefault(m.group(0), f"<{kind}:{len(seen) + 1}>"), t)
+            t = pattern.sub(self._numberer(kind), t)
         return self.after(t) if self.after is not None else t
+
+    def _numberer(self, kind: str) -> Callable[[re.Match[str]], str]:
+        seen = self.seen[kind]
+
+        def number(m: re.Match[str]) -> str:
+            return seen.setdefault(m.group(0), f"<{kind}:{len(seen) + 1}>")
+
+        return number
 
     def __call__(self, o: Any) -> Any:
         if isinstance(o, str):

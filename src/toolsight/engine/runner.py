@@ -239,6 +239,9 @@ class Runner:
             raise
         if web is not None and plan.new_run:
             self.record_backend("web", web.describe())
+        for note in (t.startup_warning(web) for t in self.tools) if web is not None else ():
+            if note:  # what a tool cannot do as its reference did with this web set-up
+                self.emit(f"warning: {note}")
         try:
             writer = RecordWriter(self.run_dir)
         except OSError as exc:

@@ -115,6 +115,12 @@ class Model(ABC):
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Close HTTP clients."""
 
+    async def probe(self, timeout: float = 30.0) -> None:  # noqa: B027 - optional hook
+        """A health check that costs nothing (the outage breaker's, `calls/breaker.py`): a request such
+        as the provider's models listing — never a completion. Returns when the endpoint answered
+        anything; raises `ModelError` when it could not be reached or failed (a 5xx, a timeout).
+        The default sends nothing: a model without an endpoint is always up."""
+
     def setting_warning(self, tools: Sequence[str], tasks: Sequence[Task]) -> str | None:
         """Why this model will do badly under a setting that offers `tools` (tool names) on `tasks`,
         or None. A baseline that solves tasks by calling tools says which ones are missing, so a

@@ -246,6 +246,13 @@ class OpenAIModel(Model):
             usage=usage, finish_reason=finish, model=resp.get("model") or self.model_id,
         )
 
+    async def probe(self, timeout: float = 30.0) -> None:
+        """`GET /models` (free; any answer but a failure means the endpoint is up): no chat request."""
+        import openai
+
+        client = self.client().with_options(max_retries=0, timeout=timeout)
+        await stainless_call(self.name, openai, client.models.list(), timeout, KEY_VARS[0])
+
     async def chat_completions_raw(self, kwargs: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
         """Send `client.chat.completions.create(**kwargs)` as given (the SDK builds the body) and return
         what came back unparsed: the streamed chunks as dicts, or the one response dict when not

@@ -33,6 +33,7 @@ from typing import Any
 from toolsight.agents.answer import extract_answer
 from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings
+from toolsight.benchmarks.visbrowse_bench.wire import INLINE_WIRE, SDK_WIRE
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import (
     Generate,
@@ -75,12 +76,16 @@ def render_input(template: str, question: str, urls: list[str]) -> str:
 class VisBrowseAgent:
     """One task through the reference loop (`official=True`) or the corrected one."""
 
-    def __init__(self, model: Model, settings: AgentSettings, generate: Generate, official: bool) -> None:
+    def __init__(self, model: Model, settings: AgentSettings, generate: Generate, official: bool,
+                 inline_images: bool = False) -> None:
         self.model = model
         self.settings = settings
         self.generate = generate
         self.official = official
         self.images_in_tool = official or model.tool_image_mode == "tool"
+        #: official: the driver's request shapes (wire.py); images by URL unless inlined (-B inline_images)
+        wire = (INLINE_WIRE if inline_images else SDK_WIRE) if official else None
+        self.config = settings.generate.model_copy(update={"wire": wire}) if wire is not None else settings.generate
 
     # ---- inputs ---------------------------------------------------------------------------
     def _input_urls(self, task: Task, toolbox: Toolbox, inputs: dict[str, Artifact]) -> list[str]:
@@ -105,7 +110,7 @@ class VisBrowseAgent:
         """One reply with content or tool calls; None after the reference's 11 empty tries."""
         for _ in range(GEN_TIMES + 1):
             try:
-                out = await self.generate(list(msgs), specs, self.settings.generate)
+                out = await self.generate([_fetchable_images(m) for m in msgs], specs, self.config)
             except ModelError as exc:
                 raise TaskFailed(f"model error: {exc}", traj) from exc
             traj.model_calls += 1
@@ -127,7 +132,8 @@ class VisBrowseAgent:
         question = str(turn.meta.get("question", turn.prompt))
         user_parts: list[TextPart | ImagePart] = [TextPart(text=render_input(s.user_template, question, urls))]
         input_arts = [inputs[i.path] for i in turn.images if i.path in inputs]
-        user_parts += [ImagePart(path=str(toolbox.store.path(a)), artifact_id=a.id) for a in input_arts]
+        user_parts += [ImagePart(path=str(toolbox.store.path(a)), artifact_id=a.id, url=_web_url(url))
+                       for a, url in zip(input_arts, urls, strict=False)]
         msgs: list[Message] = []
         if s.system_prompt:
             msgs.append(Message.system(s.system_prompt))
@@ -267,12 +273,30 @@ class VisBrowseAgent:
         for p in raw:
             if p.get("type") == "image":
                 art = toolbox.store.get(str(p.get("artifact")))
-                if art is not None:
+                if art is not None:  # by its URL where the reference sends one (a crop), else inlined
+                    url = p.get("url")
                     parts.append(ImagePart(path=str(toolbox.store.path(art)), artifact_id=art.id,
-                                           mime=_mime(toolbox.store.path(art))))
+                                           mime=_mime(toolbox.store.path(art)),
+                                           url=_web_url(url) if isinstance(url, str) else None))
             else:
                 parts.append(TextPart(text=str(p.get("text", ""))))
         return parts
+
+
+def _web_url(url: str | None) -> str | None:
+    """An image's web URL (the dataset's, a crop's), or None for a file name: an image without one is inlined."""
+    return url if url and url.startswith(("http://", "https://")) else None
+
+
+def _fetchable_images(m: Message) -> Message:
+    """`m` as it is sent: an image toolsight hosts goes by its image host's address (the run's port),
+    which a model server can fetch; the trajectory keeps the stable hosted URL."""
+    session = maybe_session()
+    if session is None or not any(isinstance(p, ImagePart) and p.url for p in m.content):
+        return m
+    parts = [p.model_copy(update={"url": session.fetchable(p.url)}) if isinstance(p, ImagePart) and p.url else p
+             for p in m.content]
+    return m.model_copy(update={"content": parts})
 
 
 def _mime(path: Path) -> str:

@@ -3,8 +3,9 @@
 Routes: OpenAI `POST /v1/chat/completions` (also `/chat/completions`; server-sent events when the
 body asks for `stream: true`), OpenAI `POST /v1/responses` (the Responses API, with a step's
 `code_interpreter` runs as hosted `code_interpreter_call` items), Anthropic `POST /v1/messages`,
-Gemini `POST /v1beta/models/{model}:generateContent`. Every reply reports usage; every request is
-recorded in `ScriptedServer.requests` so tests can check what an SDK really sent.
+Gemini `POST /v1beta/models/{model}:generateContent`, and the models listings (`GET /v1/models`,
+`GET /v1beta/models`) that health probes use. Every reply reports usage; every request is recorded in
+`ScriptedServer.requests` so tests can check what an SDK really sent.
 
     with ScriptedServer(script) as srv:      # background thread, 127.0.0.1, ephemeral port
         model = get_model("openai/x", base_url=srv.base_url + "/v1")
@@ -359,7 +360,32 @@ class ScriptedServer:
         app.router.add_post("/v1/messages", self._anthropic)
         app.router.add_post("/v1beta/models/{model}:generateContent", self._google)
         app.router.add_post("/v1/models/{model}:generateContent", self._google)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/v1beta/models", self._models)
         return app
+
+    async def _models(self, request: web.Request) -> web.StreamResponse:
+        """The models listing (what providers probe an endpoint with): it plays the next step of the
+        request's key like a chat request — a fault step answers with its error, anything else with
+        a one-model listing (readable by the OpenAI, Anthropic and Gemini SDKs)."""
+        wire = "google" if request.path.startswith("/v1beta") else "openai"
+        key = header_task(request.headers.get(TASK_HEADER))
+        step = self.player.next_step(key, 0)
+        if self.record:
+            self.requests.append(RecordedRequest(wire=wire, path=request.path, headers=dict(request.headers), body={},
+                                                 task=key, step=step.model_dump(exclude_defaults=True),
+                                                 received=time.time()))
+        if step.fault == "drop":
+            if request.transport is not None:
+                request.transport.abort()
+            raise asyncio.CancelledError
+        if step.fault == "status":
+            headers = {"Retry-After": f"{step.retry_after:g}"} if step.retry_after is not None else None
+            return web.json_response(_error_body(wire, step.status), status=step.status, headers=headers)
+        model = {"id": "scripted", "object": "model", "type": "model", "created": 0, "owned_by": "toolsight",
+                 "display_name": "scripted", "created_at": "1970-01-01T00:00:00Z", "name": "models/scripted"}
+        return web.json_response({"object": "list", "data": [model], "models": [model], "has_more": False,
+                                  "first_id": "scripted", "last_id": "scripted"})
 
     async def _openai(self, request: web.Request) -> web.StreamResponse:
         return await self._handle(request, "openai")
