@@ -334,11 +334,18 @@ def score(
     name: Annotated[str | None, typer.Option(help="name of the scores file (scores-NAME.jsonl)")] = None,
     bench_option: Annotated[list[str] | None, typer.Option(
         "--bench-option", "-B", metavar="KEY=VALUE", help="the benchmark's own option, over the run's (repeatable; `toolsight list options BENCH`)")] = None,
+    judge_concurrency: Annotated[int, typer.Option(min=1, help="concurrent requests to the judge")] = 8,
+    retries: Annotated[int, typer.Option(min=0, help="retries of a failed judge call")] = 5,
+    backoff_base: Annotated[float, typer.Option(min=0.0, help="first retry delay in seconds (doubles)")] = 1.0,
+    outage_timeout: Annotated[float, typer.Option(min=0.0, help="give up when the judge endpoint stays unreachable this long (s)")] = 600.0,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="ask the judge again instead of replaying the run's cached replies")] = False,
 ) -> None:
     """Re-score a finished run without calling the model again.
 
-    Writes scores-NAME.jsonl beside the records; exits 3 when some tasks could not be scored."""
-    from toolsight.session import rescore
+    Writes scores-NAME.jsonl beside the records and prints the score table; exits 3 when some tasks
+    could not be scored, 4 when the judge endpoint stayed down past --outage-timeout."""
+    from toolsight.engine.rescore import JudgeCalls
+    from toolsight.session import rescore, score_table
 
     if mode not in ("official", "corrected"):
         raise _fail(f"--mode {mode!r}: use 'official' or 'corrected'", EXIT_USAGE)
@@ -348,8 +355,10 @@ def score(
 
     try:
         bench_opts = parse_assignments(bench_option or [], "-B", "NAME=VALUE")
+        calls = JudgeCalls(concurrency=judge_concurrency, retries=retries, backoff_base=backoff_base,
+                           outage_timeout=outage_timeout, cache=not no_cache)
         path = rescore(run_dir, judge=judge, scorer=scorer, mode=mode, name=name, judge_base_url=judge_base_url,
-                       benchmark_options=bench_opts)
+                       benchmark_options=bench_opts, calls=calls)
     except ToolsightError as exc:
         raise _fail(str(exc), exc.exit_code) from None
     except FileNotFoundError as exc:
@@ -358,6 +367,10 @@ def score(
     line = (f"wrote {path}: {counts.get('scored', 0)} scored, {counts.get('score_errors', 0)} score error(s), "
             f"{counts.get('skipped', 0)} not scored (run errors or unknown tasks)")
     out.print(line, markup=False)
+    try:
+        out.print(score_table(run_dir, path), markup=False, highlight=False)
+    except (ToolsightError, ValueError, OSError) as exc:  # the scores are written; a table problem must not hide that
+        err.print(f"(score table not available: {_one_line(str(exc))})")
     if counts.get("score_errors"):
         first = str(counts.get("score_error") or "")
         raise _fail(f"{counts['score_errors']} task(s) could not be scored; first: {first}", EXIT_TASK_ERRORS)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -26,6 +26,9 @@ from toolsight.engine.options import RunOptions
 from toolsight.engine.rundir import RunError
 from toolsight.engine.runner import Runner, load_for_run
 from toolsight.engine.summary import RunSummary
+
+if TYPE_CHECKING:  # the re-scoring engine is imported only by `toolsight score`
+    from toolsight.engine.rescore import JudgeCalls
 
 # soft_wrap: never hard-wrap at 80 columns (a pasted resume command must stay one line)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -161,9 +164,11 @@ def _print_report(run_dir: Path) -> None:
 
 
 def rescore(run_dir: Path, judge: str | None, scorer: str | None, mode: str, name: str | None,
-            judge_base_url: str | None = None, benchmark_options: dict[str, Any] | None = None) -> Path:
+            judge_base_url: str | None = None, benchmark_options: dict[str, Any] | None = None,
+            calls: JudgeCalls | None = None) -> Path:
     """Score a finished run again (`toolsight score`); the benchmark's own options are the run's,
     with `benchmark_options` (`-B KEY=VALUE`) on top."""
+    # imported here, not at the top: a run (the common command) never pays for numpy and the metrics
     from toolsight.engine.rescore import rescore_run
     from toolsight.log.files import read_manifest
     from toolsight.log.modes import scorer_mode
@@ -186,5 +191,16 @@ def rescore(run_dir: Path, judge: str | None, scorer: str | None, mode: str, nam
     kwargs["tasks"] = {t.id: t for t in bench.tasks_for(manifest.setting, loaded.tasks)}
     judge_model = make_model(judge, judge_base_url) if judge else None
     label = name or "-".join(x for x in [scorer or bench.name, mode, (judge or "").replace("/", "_")] if x)
-    path: Path = rescore_run(run_dir, sc, judge_model=judge_model, name=label, **kwargs)
+    path: Path = rescore_run(run_dir, sc, judge_model=judge_model, name=label, calls=calls, **kwargs)
     return path
+
+
+def score_table(run_dir: Path, scores_file: Path) -> str:
+    """The score table of a run as `toolsight score` just re-scored it (markdown)."""
+    from toolsight.metrics.compute import compute_run_metrics
+    from toolsight.report.build import report_tables
+    from toolsight.report.tables import to_markdown
+
+    name = scores_file.name.removeprefix("scores-").removesuffix(".jsonl")
+    metrics = compute_run_metrics(run_dir, scores=name)
+    return to_markdown(report_tables([metrics], [], None)[0])

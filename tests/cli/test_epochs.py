@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from clikit import dataset, records, ts
+from toolsight.log.record import RECORD_SCHEMA_VERSION
 from toolsight.metrics.compute import compute_run_metrics
 from toolsight.metrics.epochs import epoch_stats, reduce_task
 from toolsight.models.scripted.script import Script, Step
@@ -39,7 +40,7 @@ def test_three_epochs_reduce_per_task_and_report_the_spread(tmp_path: Path) -> N
         assert len(srv.requests) == 9
     recs = records(run)
     assert sorted((r["task_id"], r["epoch"]) for r in recs) == [(f"t{i}", e) for i in range(3) for e in (1, 2, 3)]
-    assert {r["schema_version"] for r in recs} == {3}
+    assert {r["schema_version"] for r in recs} == {RECORD_SCHEMA_VERSION}
     assert (run / "artifacts" / "t0").is_dir() and (run / "artifacts" / "t0@epoch3").is_dir()
     assert "note: 3 epochs of 3 task(s); each task's epochs reduce to one score by mean" in err
 

@@ -141,12 +141,12 @@ def test_some_failed_tasks_exit_3_and_retry_reruns_only_them(tmp_path: Path) -> 
         r = run("run", "ds", "--model", "openai/test", "--base-url", srv.openai_base_url, "--out", "run",
                 "--no-report", cwd=tmp_path)
         assert r.returncode == 3, r.stderr
-        assert "2 error(s) (model: 2)" in r.stderr and "toolsight retry run" in r.stderr
+        assert "2 run error(s) (model: 2)" in r.stderr and "toolsight retry run" in r.stderr
         before = len(srv.requests)
         r2 = run("retry", str(out), "--no-report", cwd=Path("/"))
         rerun = sorted(q.task or "" for q in srv.requests[before:] if q.task)
     assert r2.returncode == 0, r2.stderr
-    assert rerun == ["t2", "t5"] and "2 task(s) run, 6 already finished, 0 error(s)" in r2.stderr
+    assert rerun == ["t2", "t5"] and "2 task(s) run, 6 already finished; 0 run error(s)" in r2.stderr
     assert len(records(out)) == 10  # the two error records stay, superseded
     assert read_manifest(out).history[-1]["event"] == "resume"
 

@@ -95,7 +95,7 @@ def test_faults_become_retries_or_error_records(tmp_path: Path) -> None:
     assert any(p.get("type") == "image_url" for p in last[-1]["content"])
     per_task = {k: sum(1 for q in requests if q.task == k) for k in ("t0", "t1", "t2", "t3", "t7")}
     assert per_task == {"t0": 2, "t1": 3, "t2": 2, "t3": 2, "t7": 1}
-    assert "1 error(s)" in r.stderr and "retries" in r.stderr
+    assert "1 run error(s)" in r.stderr and "retries" in r.stderr
 
 
 def _chaos_seed() -> int:

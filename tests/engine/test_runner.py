@@ -123,7 +123,7 @@ def test_model_errors_become_records_and_retries_happen(dataset: Path, tmp_path:
     assert recs["t2"].error and "500" in recs["t2"].error and 6 < attempts["t2"] <= 30
     assert recs["t3"].error is None
     assert summary.errors["model"] == 2 and summary.stats.retries >= 8
-    assert "2 error(s)" in summary.line() and summary.exit_code == 3
+    assert "2 run error(s)" in summary.line() and summary.exit_code == 3
 
 
 def test_task_time_limit_is_a_record(dataset: Path, tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
 """The response cache (cache.sqlite in the run directory) for deterministic model and judge calls.
 
 A request is cached only when it is deterministic (temperature 0 or a fixed seed). The key hashes
-the model name, the generation settings, the messages (images by content hash, not by path, so a
-new run directory still hits) and the tool schemas.
+the model and its endpoint (`Model.endpoint_id`: the spec, and the base URL when one is given), the
+generation settings, the messages (images by content hash, not by path, so a new run directory
+still hits) and the tool schemas. A reply its caller could not use (a judge reply that does not
+parse) is deleted again (`ResponseCache.delete`), so it is never replayed.
 """
 
 from __future__ import annotations
@@ -89,6 +91,15 @@ class ResponseCache:
             with self._lock:
                 self._db.execute("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, value))
         except (sqlite3.Error, ValueError) as exc:
+            self.broken = f"{type(exc).__name__}: {exc}"
+
+    def delete(self, key: str) -> None:
+        if self.broken is not None:
+            return
+        try:
+            with self._lock:
+                self._db.execute("DELETE FROM responses WHERE key = ?", (key,))
+        except sqlite3.Error as exc:
             self.broken = f"{type(exc).__name__}: {exc}"
 
     def __len__(self) -> int:

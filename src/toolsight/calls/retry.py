@@ -156,7 +156,7 @@ class ModelCaller:
         t0 = time.monotonic()
         key = None
         if self.cache is not None and config.is_deterministic():
-            key = request_key(self.model.name, messages, tools, config, salt=cache_salt)
+            key = request_key(self.model.endpoint_id(), messages, tools, config, salt=cache_salt)
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
@@ -168,6 +168,12 @@ class ModelCaller:
         if key is not None and self.cache is not None and out.finish_reason != "error":
             self.cache.put(key, out)
         return out, info
+
+    def forget(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig,
+               cache_salt: str = "") -> None:
+        """Drop the cached reply to this request (its caller could not use it)."""
+        if self.cache is not None and config.is_deterministic():
+            self.cache.delete(request_key(self.model.endpoint_id(), messages, tools, config, salt=cache_salt))
 
     async def call_raw(self, fn: Callable[[], Awaitable[T]]) -> T:
         """Run a raw provider call (one an official loop built itself, for an exact protocol replay)

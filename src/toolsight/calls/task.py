@@ -26,6 +26,12 @@ class CallerModel(Model):
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         return await self.caller(messages, tools, config)
 
+    def forget(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> None:
+        self.caller.forget(messages, tools, config)
+
+    def endpoint_id(self) -> str:
+        return self.caller.model.endpoint_id()
+
 
 class TaskCalls:
     """The `generate` one task's agent gets: the run's ModelCaller (or a baseline's own generate),

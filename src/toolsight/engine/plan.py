@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,8 @@ class Plan:
     todo: list[Unit]
     summary: RunSummary
     new_run: bool = True
+    #: units whose model part is recorded but whose score is pending: scored now, not run again
+    rescore: set[Unit] = field(default_factory=set)
 
 
 def identity_of(old: Manifest) -> dict[str, Any]:
@@ -71,15 +73,20 @@ def plan_run(run: PlanInput, old: Manifest | None) -> Plan:
     _accept_resume(run, old)
     status = latest_status(run.run_dir)
     todo: list[Unit] = []
+    rescore: set[Unit] = set()
     for n, epoch in units:
         last = status.get(record_key(run.ids[n], epoch))
         if last is None:
             todo.append((n, epoch))
             continue
-        error, th = last
+        error, th, pending = last
         if th is not None and th != run.task_hashes.get(run.ids[n]):
             summary.changed += 1
             todo.append((n, epoch))
+        elif error is None and pending:
+            summary.rescored += 1
+            todo.append((n, epoch))
+            rescore.add((n, epoch))
         elif error is None:
             summary.skipped += 1
         elif run.opts.control.retry_errors:
@@ -93,7 +100,9 @@ def plan_run(run: PlanInput, old: Manifest | None) -> Plan:
                  "(--no-retry-errors keeps them)")
     if summary.changed:
         run.emit(f"re-running {summary.changed} task(s) whose content changed since they ran")
-    return Plan(todo, summary, new_run=False)
+    if summary.rescored:
+        run.emit(f"scoring {summary.rescored} task(s) whose score was pending (their model work is kept)")
+    return Plan(todo, summary, new_run=False, rescore=rescore)
 
 
 def _accept_resume(run: PlanInput, old: Manifest) -> None:

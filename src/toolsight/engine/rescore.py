@@ -21,8 +21,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from toolsight.calls.cache import ResponseCache
+from toolsight.calls.retry import ModelCaller
+from toolsight.calls.task import CallerModel
 from toolsight.engine.store import CACHE, read_manifest
-from toolsight.errors import ToolsightError
+from toolsight.errors import EXIT_ABORTED, RunAborted, ToolsightError
 from toolsight.log.files import iter_latest_records
 from toolsight.metrics.views import ScoresFileError, scores_file_name
 from toolsight.models.base import Model
@@ -32,6 +35,12 @@ from toolsight.tasks.schema import Task
 
 class RescoreError(ToolsightError, ValueError):
     """A re-scoring request that cannot run (no tasks, unknown scorer, ...): one clear message."""
+
+
+class RescoreStopped(ToolsightError):
+    """Re-scoring stopped: the judge endpoint stayed down past the outage timeout or rejected the key."""
+
+    exit_code = EXIT_ABORTED
 
 
 class ScoreLine(BaseModel):
@@ -78,14 +87,25 @@ def load_run_tasks(run_dir: Path) -> dict[str, Task]:
     return {t.id: t for t in ds.tasks}
 
 
-def _wrap_judge(judge: Model, run_dir: Path, concurrency: int, use_cache: bool) -> tuple[Model, Any]:
-    """The judge behind the runner's caller: connection limit, retries and the run's cache."""
-    from toolsight.calls.cache import ResponseCache
-    from toolsight.calls.retry import ModelCaller
-    from toolsight.calls.task import CallerModel
+class JudgeCalls(BaseModel):
+    """How `score` calls its judge: as the runner calls any model (connection limit, retries, the
+    outage breaker, the run's response cache)."""
 
-    cache = ResponseCache(run_dir / CACHE) if use_cache else None
-    return CallerModel(ModelCaller(judge, max_connections=concurrency, cache=cache)), cache
+    concurrency: int = 8
+    retries: int = 5
+    backoff_base: float = 1.0
+    outage_timeout: float = 600.0
+    max_retry_after: float = 120.0
+    cache: bool = True
+
+
+def _wrap_judge(judge: Model, run_dir: Path, calls: JudgeCalls) -> tuple[Model, ResponseCache | None]:
+    """The judge behind a ModelCaller: connection limit, retries, the breaker, the run's cache."""
+    cache = ResponseCache(run_dir / CACHE) if calls.cache else None
+    caller = ModelCaller(judge, max_connections=calls.concurrency, retries=calls.retries,
+                         backoff_base=calls.backoff_base, cache=cache, max_retry_after=calls.max_retry_after,
+                         outage_timeout=calls.outage_timeout, label=f"judge endpoint ({judge.endpoint_id()})")
+    return CallerModel(caller), cache
 
 
 async def _score_one(scorer: Scorer, task: Task, responses: list[str], ctx: ScoreContext,
@@ -105,6 +125,12 @@ async def _rescore(run_dir: Path, scorer: Scorer, tasks: Mapping[str, Task], ctx
     first_error: dict[str, str] = {}
     with out.open("w", encoding="utf-8") as fh:
         batch: list[tuple[tuple[str, int], asyncio.Task[Score] | ScoreLine]] = []
+
+        async def cancel_pending() -> None:
+            jobs = [item for _, item in batch if isinstance(item, asyncio.Task)]
+            for job in jobs:
+                job.cancel()
+            await asyncio.gather(*jobs, return_exceptions=True)  # retrieved: no "never retrieved" noise
 
         async def flush() -> None:
             for (tid, epoch), item in batch:
@@ -132,8 +158,16 @@ async def _rescore(run_dir: Path, scorer: Scorer, tasks: Mapping[str, Task], ctx
                 job = asyncio.ensure_future(_score_one(scorer, task, rec.trajectory.responses, ctx, sem))
                 batch.append((key, job))
             if len(batch) >= batch_size:
-                await flush()
-        await flush()
+                try:
+                    await flush()
+                except BaseException:
+                    await cancel_pending()
+                    raise
+        try:
+            await flush()
+        except BaseException:
+            await cancel_pending()
+            raise
         fh.flush()
         os.fsync(fh.fileno())
     return {**counts, **first_error}
@@ -146,16 +180,18 @@ def rescore_run(
     name: str | None = None,
     tasks: Mapping[str, Task] | None = None,
     mode: str = "official",
-    concurrency: int = 8,
-    cache: bool = True,
+    calls: JudgeCalls | None = None,
 ) -> Path:
     """Score every record of a finished run again; return the path of the new scores file.
 
     `scorer` is a Scorer or a registry name (with `mode`); `judge_model` is given to the scorer
-    as `ScoreContext.judge` (temperature 0, seed 0). `tasks` defaults to the dataset named in
-    the manifest. The file is written whole to a temporary name and then renamed, so an
-    interrupted re-score never leaves a half file under the final name.
+    as `ScoreContext.judge` (temperature 0, seed 0), called as `calls` says. `tasks` defaults to
+    the dataset named in the manifest. The file is written whole to a temporary name and then
+    renamed, so an interrupted re-score never leaves a half file under the final name; a judge
+    endpoint that stays down past the outage timeout (or rejects the key) ends it with
+    `RescoreStopped` (exit 4), the temporary file removed.
     """
+    calls = calls or JudgeCalls()
     rd = Path(run_dir)
     read_manifest(rd)  # a clear error when this is not a run directory
     sc = _resolve_scorer(scorer, mode)
@@ -164,17 +200,21 @@ def rescore_run(
     out = rd / score_file_name(label)
     tmp = out.with_suffix(".jsonl.tmp")
     judge: Model | None = None
-    cache_obj: Any = None
+    cache_obj: ResponseCache | None = None
     if judge_model is not None:
-        judge, cache_obj = _wrap_judge(judge_model, rd, concurrency, cache)
+        judge, cache_obj = _wrap_judge(judge_model, rd, calls)
     ctx = ScoreContext(judge=judge)
     t0 = time.time()
     try:
-        counts = asyncio.run(_rescore(rd, sc, task_map, ctx, tmp, concurrency))
+        counts = asyncio.run(_rescore(rd, sc, task_map, ctx, tmp, calls.concurrency))
+        os.replace(tmp, out)
+    except RunAborted as exc:
+        raise RescoreStopped(f"{exc}; nothing was written (the records are untouched): run `toolsight score` "
+                             "again when the judge is back") from None
     finally:
+        tmp.unlink(missing_ok=True)  # an interrupted score leaves no half file behind
         if cache_obj is not None:
             cache_obj.close()
-    os.replace(tmp, out)
     meta = {
         "scorer": getattr(sc, "name", ""), "mode": mode, "judge": judge_model.name if judge_model else None,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "duration_s": round(time.time() - t0, 3),

@@ -38,8 +38,8 @@ from toolsight.engine.store import CACHE, RecordWriter, is_disk_full
 from toolsight.engine.summary import RunStopped, RunSummary, record_counts
 from toolsight.engine.task import TaskRunner, disk_full
 from toolsight.errors import RunAborted, ToolsightError, one_line
-from toolsight.log.files import read_manifest, write_manifest
-from toolsight.log.record import Record
+from toolsight.log.files import RECORDS, complete_lines, iter_latest_records, read_manifest, write_manifest
+from toolsight.log.record import Record, record_key
 from toolsight.models.base import GenerateConfig, Model
 from toolsight.scoring.base import ScoreContext, Scorer
 from toolsight.tasks.dataset import dataset_hash, task_hashes
@@ -251,6 +251,8 @@ class Runner:
             if is_disk_full(exc):
                 raise RunStopped(str(disk_full(exc)), summary) from None
             raise
+        pending = _pending_records(self.run_dir, {record_key(self.selected.ids[n], e) for n, e in plan.rescore})
+        self._lines_at_start = _record_lines(self.run_dir)
         queue: asyncio.Queue[tuple[int, int]] = asyncio.Queue()
         for t in todo:
             queue.put_nowait(t)
@@ -267,7 +269,10 @@ class Runner:
                     n, epoch = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                rec = await self.tasks.run(self.selected[n], caller, ctx, epoch)
+                task = self.selected[n]
+                old = pending.get(record_key(task.id, epoch)) if (n, epoch) in plan.rescore else None
+                rec = (await self.tasks.score(task, old, ctx) if old is not None
+                       else await self.tasks.run(task, caller, ctx, epoch))
                 check_writer()
                 try:
                     writer.write(rec)
@@ -304,10 +309,22 @@ class Runner:
                 stop = stop or (disk_full(exc) if is_disk_full(exc) else RunAborted(str(exc)))
             summary.outage_s = caller.breaker.outage_s
             await self._close(cache, caller, judge_caller)
+        self.finalise(summary)
         if stop is not None:
             summary.stopped = str(stop)
             raise RunStopped(str(stop), summary)
         return summary
+
+    def finalise(self, summary: RunSummary) -> None:
+        """Count the whole run's latest records into the summary (a resumed run's too), when it ends."""
+        ids = self.selected.ids
+        keys = [record_key(ids[n], e) for e in range(1, self.opts.control.epochs + 1) for n in range(len(ids))]
+        summary.scoring = self.scorer is not None
+        with contextlib.suppress(OSError):  # a full disk: the live counts stand
+            summary.finalise(keys)
+            start = getattr(self, "_lines_at_start", None)
+            if start is not None:  # what this invocation really wrote (a full disk loses the last ones)
+                summary.done = min(summary.done, _record_lines(self.run_dir) - start)
 
     @staticmethod
     def _count(summary: RunSummary, rec: Record) -> None:
@@ -396,6 +413,17 @@ class Runner:
             return session.start()
         except WebError as exc:
             raise RunError(str(exc)) from None
+
+
+def _record_lines(run_dir: Path) -> int:
+    return sum(1 for _ in complete_lines(run_dir / RECORDS))
+
+
+def _pending_records(run_dir: Path, keys: set[str]) -> dict[str, Record]:
+    """The latest records of the units whose score is pending (their trajectories are scored now)."""
+    if not keys:
+        return {}
+    return {r.key: r for r in iter_latest_records(run_dir) if r.key in keys}
 
 
 async def _first_failure(workers: list[asyncio.Task[None]]) -> RunAborted | None:

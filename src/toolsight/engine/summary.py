@@ -5,6 +5,7 @@ and `RunStopped` (a run that could not go on, with its summary so far)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,55 @@ class RunStopped(ToolsightError):
 
 
 @dataclass
+class Tally:
+    """What a set of records says: run errors by kind, score errors, scores pending (the judge could
+    not be reached), tasks without gold (unscored), and the scores of the rest. `add` takes one
+    record's `record_counts`."""
+
+    records: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    score_errors: int = 0
+    score_pending: int = 0
+    unscored: int = 0
+    scored: int = 0
+    passed: int = 0
+    score_sum: float = 0.0
+    tokens: int = 0
+    tool_calls: int = 0
+    first_score_error: str | None = None
+
+    def add(self, c: dict[str, Any]) -> None:
+        self.records += 1
+        self.tool_calls += int(c.get("tool_calls", 0))
+        self.tokens += int(c.get("tokens", 0))
+        if c.get("error"):
+            # lazy: the metrics module's models cost ~0.1 s of every start-up
+            from toolsight.metrics.compute import error_kind
+
+            self.errors[error_kind(str(c["error"]))] += 1
+        elif c.get("score_pending"):
+            self.score_pending += 1
+        elif "score" not in c:
+            self.unscored += int(bool(c.get("unscored")))
+        elif c.get("score_error") is not None:
+            self.score_errors += 1
+            self.first_score_error = self.first_score_error or str(c["score_error"])
+        else:
+            self.scored += 1
+            self.score_sum += float(c["score"])
+            self.passed += int(bool(c.get("passed")))
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.score_sum / self.scored if self.scored else None
+
+
+@dataclass
 class RunSummary:
+    """A run's outcome. While it runs, the counts are this invocation's tasks (what progress shows);
+    when it ends, `whole` holds the counts of the whole run directory's latest records — a resumed
+    run's summary, accuracy and exit code cover every task, not only those it ran now."""
+
     run_dir: Path
     total: int
     done: int = 0
@@ -35,7 +84,10 @@ class RunSummary:
     kept_errors: int = 0
     retried: int = 0
     changed: int = 0
+    rescored: int = 0
     unscored: int = 0
+    score_errors: int = 0
+    score_pending: int = 0
     score_sum: float = 0.0
     scored: int = 0
     passed: int = 0
@@ -43,54 +95,95 @@ class RunSummary:
     tool_calls: int = 0
     interrupted: bool = False
     stopped: str | None = None
+    #: whether the run scores its tasks (`--no-score` does not): then a run that scored nothing failed
+    scoring: bool = True
     stats: CallStats = field(default_factory=CallStats)
     outage_s: float = 0.0
     #: the endpoint limiters the run's calls go through (live: the progress display reads them)
     limiters: list[LimitView] = field(default_factory=list)
+    #: the whole run's latest records, counted when the run ends (`finalise`)
+    whole: Tally | None = None
 
     @property
     def accuracy(self) -> float | None:
-        return self.score_sum / self.scored if self.scored else None
+        t = self._tally()
+        return t.accuracy
 
     def count(self, c: dict[str, Any]) -> None:
         """Count one finished task from its `record_counts` (a remote worker sends those, not the record)."""
+        one = Tally()
+        one.add(c)
         self.done += 1
-        self.tool_calls += int(c.get("tool_calls", 0))
-        self.tokens += int(c.get("tokens", 0))
-        if c.get("error"):
-            # lazy: the metrics module's models cost ~0.1 s of every start-up
-            from toolsight.metrics.compute import error_kind
+        self.tool_calls += one.tool_calls
+        self.tokens += one.tokens
+        self.errors.update(one.errors)
+        self.score_errors += one.score_errors
+        self.score_pending += one.score_pending
+        self.unscored += one.unscored
+        self.scored += one.scored
+        self.score_sum += one.score_sum
+        self.passed += one.passed
 
-            self.errors[error_kind(str(c["error"]))] += 1
-        elif "score" not in c and c.get("unscored"):
-            self.unscored += 1
-        elif "score" in c and c.get("score_error") is None:
-            self.scored += 1
-            self.score_sum += float(c["score"])
-            self.passed += int(bool(c.get("passed")))
+    def finalise(self, keys: Iterable[str]) -> None:
+        """Count the latest record of every unit of the run (`keys`) from the run directory."""
+        from toolsight.log.files import dict_key, iter_record_dicts
+
+        wanted = set(keys)
+        latest: dict[str, dict[str, Any]] = {}
+        for d in iter_record_dicts(self.run_dir):
+            key = dict_key(d)
+            if key in wanted:
+                latest[key] = d
+        tally = Tally()
+        for d in latest.values():
+            tally.add(dict_counts(d))
+        self.whole = tally
+
+    def _tally(self) -> Tally:
+        if self.whole is not None:
+            return self.whole
+        return Tally(records=self.done, errors=self.errors, score_errors=self.score_errors,
+                     score_pending=self.score_pending, unscored=self.unscored, scored=self.scored,
+                     passed=self.passed, score_sum=self.score_sum, tokens=self.tokens, tool_calls=self.tool_calls)
 
     @property
     def exit_code(self) -> int:
-        """0 all tasks finished without error; 3 some ended in error; 4 stopped; 130 interrupted."""
+        """0 every task finished and was scored (or had no gold); 3 some task ended in a run error, a
+        score error or a pending score, or nothing could be scored; 4 stopped; 130 interrupted."""
         if self.interrupted:
             return EXIT_INTERRUPTED
         if self.stopped is not None:
             return EXIT_ABORTED
-        if self.errors or self.kept_errors:
+        t = self._tally()
+        if t.errors or self.kept_errors or t.score_errors or t.score_pending:
             return EXIT_TASK_ERRORS
+        if self.scoring and t.records and not t.scored and t.unscored < t.records:
+            return EXIT_TASK_ERRORS  # tasks with gold, none scored: nothing is known about the model
         return EXIT_OK
 
     def line(self) -> str:
-        acc = f"{100 * self.accuracy:.1f}%" if self.accuracy is not None else "n/a"
-        errs = sum(self.errors.values())
-        kinds = ", ".join(f"{k}: {v}" for k, v in self.errors.most_common()) or "none"
+        t = self._tally()
+        acc = f"{100 * t.accuracy:.1f}%" if t.accuracy is not None else "n/a"
+        errs = sum(t.errors.values())
+        kinds = ", ".join(f"{k}: {v}" for k, v in t.errors.most_common()) or "none"
+        whole = " (the whole run)" if self.whole is not None and (self.skipped or self.rescored) else ""
         text = (
-            f"{self.done} task(s) run, {self.skipped} already finished, {errs} error(s) ({kinds}); "
-            f"accuracy {acc} over {self.scored} scored; {self.tool_calls} tool call(s); "
-            f"{self.tokens} tokens; {self.stats.retries} retries; {self.stats.cache_hits} cache hits"
+            f"{self.done} task(s) run, {self.skipped} already finished; {errs} run error(s) ({kinds}); "
+            f"{t.score_errors} score error(s); accuracy {acc} over {t.scored} scored{whole}; "
+            f"{t.tool_calls} tool call(s); {t.tokens} tokens; {self.stats.retries} retries; "
+            f"{self.stats.cache_hits} cache hits"
         )
-        if self.unscored:
-            text += f"; {self.unscored} unscored (no gold answer)"
+        if self.rescored:
+            text += f"; {self.rescored} pending score(s) completed"
+        if t.score_pending:
+            text += (f"; {t.score_pending} score(s) pending (the judge could not be reached: complete them with "
+                     f"`toolsight score {self.run_dir} --judge MODEL` or by resuming the run)")
+        if t.unscored:
+            text += f"; {t.unscored} unscored (no gold answer)"
+        if self.scoring and t.records and not t.scored and t.unscored < t.records and not errs:
+            text += "; nothing could be scored"
+        if t.first_score_error:
+            text += f"; first score error: {_clip(t.first_score_error)}"
         if self.kept_errors:
             text += f"; {self.kept_errors} earlier error record(s) kept (--no-retry-errors)"
         if self.outage_s >= 1:
@@ -104,12 +197,31 @@ class RunSummary:
         return text
 
 
+def _clip(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def record_counts(rec: Record) -> dict[str, Any]:
     """What a run's summary counts of one record: `RunSummary.count` takes it; a Ray worker sends it."""
     t = rec.trajectory
     out: dict[str, Any] = {"error": rec.error, "tool_calls": len(t.tool_calls), "tokens": t.usage.total_tokens,
                            "model_calls": t.model_calls, "retries": t.retries, "cache_hits": t.cache_hits,
-                           "unscored": bool(rec.extra.get("unscored"))}
+                           "unscored": bool(rec.extra.get("unscored")), "score_pending": rec.score_pending}
     if rec.score is not None:
         out.update(score=rec.score.value, passed=bool(rec.score.passed), score_error=rec.score.error)
+    return out
+
+
+def dict_counts(d: dict[str, Any]) -> dict[str, Any]:
+    """`record_counts` of a record as read from records.jsonl (a dict; no model built)."""
+    traj = d.get("trajectory") or {}
+    usage = traj.get("usage") or {}
+    tokens = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+    out: dict[str, Any] = {"error": d.get("error"), "tool_calls": len(traj.get("tool_calls") or []),
+                           "tokens": tokens, "unscored": bool((d.get("extra") or {}).get("unscored")),
+                           "score_pending": d.get("score_pending")}
+    score = d.get("score")
+    if isinstance(score, dict):
+        out.update(score=score.get("value", 0.0), passed=bool(score.get("passed")), score_error=score.get("error"))
     return out

@@ -105,17 +105,28 @@ class TaskRunner:
         traj.model_call_log = calls.log
         traj.retries = sum(c.retries for c in calls.log)
         self._check_disk(traj, error)
-        score: Score | None = None
-        extra = self.bench.record_extra(task)
-        if error is None and self.scorer is not None and not has_gold(task):
-            extra["unscored"] = "no gold answer"
-        elif error is None:
-            score, error = await self._score(task, traj, ctx)
-        return Record(
+        rec = Record(
             task_id=task.id, epoch=epoch, benchmark=self.bench.name, setting=self.setting_name, model=self.model_spec,
-            tags=task.tags, trajectory=traj, score=score, error=error, started_at=t0,
-            duration_s=round(time.time() - t0, 4), extra=extra, task_hash=self.task_hashes.get(task.id),
+            tags=task.tags, trajectory=traj, error=error, started_at=t0, duration_s=round(time.time() - t0, 4),
+            extra=self.bench.record_extra(task), task_hash=self.task_hashes.get(task.id),
         )
+        return await self.score(task, rec, ctx)
+
+    async def score(self, task: Task, rec: Record, ctx: ScoreContext) -> Record:
+        """`rec` (a task whose model part finished) with its score; also used to complete a score that
+        was pending (the model is not run again). A judge that cannot be reached leaves the score
+        pending (`Record.score_pending`): the model's work is recorded all the same."""
+        rec = rec.model_copy(update={"score": None, "score_pending": None})
+        if rec.error is not None or self.scorer is None:
+            return rec
+        if not has_gold(task):
+            rec.extra = {**rec.extra, "unscored": "no gold answer"}
+            return rec
+        try:
+            rec.score, rec.error = await self._score(task, rec.trajectory, ctx)
+        except RunAborted as exc:  # the judge endpoint is down past the outage timeout, or refused us
+            rec.score_pending = str(exc)
+        return rec
 
     def _workspace(self, task: Task, epoch: int) -> Path:
         ws = artifact_dir(self.run_dir, task.id, epoch)

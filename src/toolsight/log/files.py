@@ -15,7 +15,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from toolsight.errors import ToolsightError
 from toolsight.log.manifest import MANIFEST_SCHEMA_VERSION, Manifest
@@ -252,14 +252,23 @@ def finished_ids(run_dir: Path, file: str = RECORDS) -> set[str]:
     return {str(d.get("task_id")) for d in iter_record_dicts(run_dir, file)}
 
 
-def latest_status(run_dir: Path, file: str = RECORDS) -> dict[str, tuple[str | None, str | None]]:
-    """Record key (task id; `ID#N` for epoch N > 1) -> (error, task_hash) of its last complete record:
-    what --resume needs to decide which tasks are done, which ended in error and which ran on a
-    task that has changed since."""
-    out: dict[str, tuple[str | None, str | None]] = {}
+class RecordStatus(NamedTuple):
+    """What --resume needs of a task's last record."""
+
+    error: str | None
+    task_hash: str | None
+    score_pending: bool = False
+
+
+def latest_status(run_dir: Path, file: str = RECORDS) -> dict[str, RecordStatus]:
+    """Record key (task id; `ID#N` for epoch N > 1) -> the status of its last complete record: what
+    --resume needs to decide which tasks are done, which ended in error, which still wait for their
+    score and which ran on a task that has changed since."""
+    out: dict[str, RecordStatus] = {}
     for d in iter_record_dicts(run_dir, file):
         if "task_id" not in d:
             continue
         err, th = d.get("error"), d.get("task_hash")
-        out[dict_key(d)] = (str(err) if err is not None else None, str(th) if th is not None else None)
+        out[dict_key(d)] = RecordStatus(str(err) if err is not None else None, str(th) if th is not None else None,
+                                        bool(d.get("score_pending")))
     return out

@@ -15,8 +15,8 @@ from toolsight.log.score import Score
 from toolsight.log.trajectory import Trajectory
 
 #: version of the record layout written by this toolsight; 1 = records written before versioning;
-#: 3 added `epoch` (older records are epoch 1)
-RECORD_SCHEMA_VERSION = 3
+#: 3 added `epoch` (older records are epoch 1); 4 added `score_pending`
+RECORD_SCHEMA_VERSION = 4
 
 
 def record_key(task_id: str, epoch: int = 1) -> str:
@@ -39,6 +39,9 @@ class Record(BaseModel):
     trajectory: Trajectory = Field(default_factory=Trajectory)
     score: Score | None = None
     error: str | None = None
+    #: the model's work is done but its scoring is not: why (e.g. the judge endpoint stayed down);
+    #: `toolsight score RUN` or a resume completes it without running the model again
+    score_pending: str | None = None
     started_at: float = 0.0
     duration_s: float = 0.0
     extra: dict[str, Any] = Field(default_factory=dict)

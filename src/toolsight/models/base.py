@@ -130,6 +130,16 @@ class Model(ABC):
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "tool_image_mode": self.tool_image_mode, "native_tools": self.native_tools}
 
+    def endpoint_id(self) -> str:
+        """The model and where it is served: the same spec on another base URL is another model (a
+        response cache must never answer one with the other's replies)."""
+        base = getattr(self, "base_url", None)
+        return f"{self.name}@{base}" if base else self.name
+
+    def forget(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> None:  # noqa: B027
+        """The reply to this request could not be used (a judge reply that does not parse): drop it
+        from any cache in front of the model, so asking again asks the model. No cache: nothing to do."""
+
 
 #: how an agent asks for one model reply: the model's own `generate`, or the runner's caller around it
 #: (connection limit, retries, the outage breaker, the cache, the per-call log)

@@ -4,7 +4,9 @@ A `JudgeRunner` wraps the judge model of a `ScoreContext` with the judge setting
 (temperature 0 and a fixed seed unless configured otherwise), a retry count and a concurrency
 limit (an `asyncio.Semaphore`, shared by every call made through the runner). Each attempt is
 recorded as a `JudgeCall` (model, prompt, raw reply, seed, error) so a verdict can be audited
-and reproduced. Caching is not done here: the run's cache layer wraps the Model itself.
+and reproduced. Caching is not done here: the run's cache layer wraps the Model itself; a reply
+that `stop` does not accept is dropped from that cache (`Model.forget`), so it is neither replayed
+by a later attempt nor by a later `toolsight score`.
 
 The runner does not decide what a reply means. `attempts()` calls the judge until a `stop`
 predicate accepts a reply (or the attempts run out) and returns every call; `ask()` adds a
@@ -104,6 +106,8 @@ class JudgeRunner:
             calls.append(call)
             if call.error is None and stop(call.reply or ""):
                 break
+            if call.error is None:  # a reply that does not do: never kept, so the next attempt asks again
+                self.model.forget([Message.user(prompt)], [], self.config)
         return calls
 
     async def ask(self, prompt: str, parse: Callable[[str], T | None],

@@ -191,6 +191,7 @@ class RayExecutor:
         summary = plan.summary
         todo: deque[Unit] = deque((runner.selected.ids[n], epoch) for n, epoch in plan.todo)
         if not todo:
+            runner.finalise(summary)
             return summary
         ray = await asyncio.to_thread(self.connect)
         try:
@@ -217,6 +218,7 @@ class RayExecutor:
             except OSError as exc:
                 driver.stop = driver.stop or (disk_full(exc) if is_disk_full(exc) else RunAborted(str(exc)))
             driver.limits_log.close()
+        runner.finalise(summary)
         if driver.stop is not None:
             summary.stopped = str(driver.stop)
             raise RunStopped(str(driver.stop), summary)
