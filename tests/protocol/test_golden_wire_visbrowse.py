@@ -13,7 +13,8 @@ toolsight's 1.0).
 
 Beyond the bodies: the search and page-reader requests the tools made carry the driver's arguments,
 and each uploaded crop has the driver's bytes. What the driver wrote per task (`final`: `gen`) is the
-record's answer; when the driver's process crashed (`driver.exit_code` ≠ 0), the task it crashed on
+record's answer (its sentinel `'No answer'` is a record without one, which the scorer reads as that
+sentinel); when the driver's process crashed (`driver.exit_code` ≠ 0), the task it crashed on
 is an error record and the tasks after it, which the driver never ran, are not compared (toolsight
 records the error and goes on: docs/fidelity.md).
 """
@@ -26,6 +27,7 @@ import pytest
 from vbwire import FOLDER, api_calls, replay, uploads
 
 from goldenwirekit import assert_same_requests, golden_bodies, require, transcripts
+from toolsight.benchmarks.visbrowse_bench.loop import NO_ANSWER
 
 FILES = transcripts(FOLDER)
 
@@ -46,7 +48,9 @@ def test_replay_is_identical(path: Path, tmp_path: Path, monkeypatch: pytest.Mon
     for key in g["fixture"]["task_order"]:
         rec = records[key]
         if key in written:
-            assert rec["error"] is None and rec["trajectory"]["turns"][0]["answer"] == written[key]["gen"], key
+            gen = written[key]["gen"]  # the sentinel 'No answer' (no answer in time) is toolsight's None
+            assert rec["error"] is None and rec["trajectory"]["turns"][0]["answer"] == (None if gen == NO_ANSWER
+                                                                                         else gen), key
             continue
         assert g["driver"]["exit_code"] != 0, f"the driver wrote nothing for task {key} but did not crash"
         assert rec["trajectory"]["stop_reason"] == "error", f"task {key}: the driver crashed here, toolsight did not"
