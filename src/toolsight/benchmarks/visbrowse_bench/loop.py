@@ -11,8 +11,10 @@ round one assistant reply. It reproduces, bugs included:
 - after 15 tool rounds "You must answer now …" is appended; a 16th reply without an answer, or
   eleven empty replies in a row, end the task with 'No answer';
 - a reply with tool calls but no text, a reply naming a tool the reference does not have, or
-  arguments that are not JSON crash the reference (its `gen` becomes 'No Answer'): the task ends
-  with stop reason `error` and no answer; a reply with neither an answer nor a tool call re-sends
+  arguments that are not JSON crash the reference (its error handler raises again and the whole
+  driver process exits): the task ends with stop reason `error`, no answer and the reason in
+  `Trajectory.loop_error` (a run error in the summary; the crashing reply's calls never ran and are
+  not tool calls), and the run goes on; a reply with neither an answer nor a tool call re-sends
   the previous round's tool message (the reference's stale `tool_call` variable), or crashes when
   there is none.
 
@@ -202,12 +204,13 @@ class VisBrowseAgent:
             if max_steps == 0:
                 msgs.append(Message.user(MUST_ANSWER))
 
-    def _crash(self, traj: Trajectory, calls: list[ToolCall], why: str) -> None:
-        traj.tool_calls.append(ToolCallRecord(
-            id=calls[-1].id if calls else "official-crash", turn=0, round=0, name=calls[-1].name if calls else "",
-            arguments=calls[-1].arguments if calls else "", ok=False,
-            error=f"the reference loop crashes here ({why}); its answer becomes 'No Answer'",
-            extra={"official_crash": why, "executed": False}))
+    @staticmethod
+    def _crash(traj: Trajectory, calls: list[ToolCall], why: str) -> None:
+        """Where the reference's loop raises: the task ends here (`loop_error`). The reply's calls
+        never ran, so they are not tool calls (no record, no tool metrics)."""
+        named = f" (the reply asked for {', '.join(repr(c.name) for c in calls)})" if calls else ""
+        traj.loop_error = (f"the reference loop crashes here: {why}{named}; the driver's process exits, writing "
+                           "nothing for this task or any later one")
 
     async def _run_calls(self, calls: list[ToolCall], toolbox: Toolbox, traj: Trajectory, seen: list[str],
                          st: _State) -> list[Message] | None:
