@@ -494,7 +494,7 @@ def list_settings(benchmark: Annotated[str, typer.Argument(help="benchmark name 
         raise _fail(str(exc)) from None
     for name, s in b.settings().items():
         mark = " (default)" if name == b.default_setting else ""
-        tools = ", ".join(s.tools) or "no tools"
+        tools = ", ".join(b.offered_tools(s)) or "no tools"  # as the setting's loop offers them
         clock = f"; task timeout {s.task_timeout_s:g} s" if s.task_timeout_s else ""
         out.print(f"{name}{mark}: loop {s.loop}; tools: {tools}; max tool calls {s.max_tool_calls}, "
                   f"max rounds {s.max_rounds}{clock}", highlight=False)

@@ -207,7 +207,8 @@ class Runner:
 
     def _facts(self) -> RunFacts:
         return RunFacts(benchmark=self.bench.name, setting=self.setting_name, opts=self.opts, settings=self.settings,
-                        loaded=self.loaded, tools=self.tools, model=self.model, uses_sandbox=self.uses_sandbox)
+                        loaded=self.loaded, tools=self.tools, model=self.model, uses_sandbox=self.uses_sandbox,
+                        specs=self.bench.offered_specs(self.settings, self.tools))
 
     def _open_cache(self) -> ResponseCache | None:
         if not self.opts.control.cache:

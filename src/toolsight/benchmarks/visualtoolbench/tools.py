@@ -29,7 +29,7 @@ import operator
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ from toolsight.benchmarks.visualtoolbench.driver_exec import CODE_EXIT, wrap_cod
 from toolsight.benchmarks.visualtoolbench.web import OFFICIAL_WEB
 from toolsight.log.toolspec import ToolSpec
 from toolsight.sandbox.models import ExecResult, Limits
-from toolsight.tools.base import Artifact, Toolbox, ToolResult
+from toolsight.tools.base import Artifact, Tool, Toolbox, ToolResult
 
 IMAGE_TOOL = "python_image_processing"
 INTERPRETER_TOOL = "python_interpreter"
@@ -206,35 +206,47 @@ class UnknownOfficialTool(KeyError):
     """The reference's `available_functions[name]` KeyError: ends the task with 'Processing Error'."""
 
 
+def official_names(present: Iterable[str]) -> dict[str, str]:
+    """Official name -> toolbox tool name of the tools `present`: in the reference's `get_tools`
+    order (`web_search` as `google_search`), then any others by name."""
+    present = set(present)
+    names: dict[str, str] = {}
+    for official in P.OFFICIAL_TOOL_ORDER:
+        inner = next((n for n in present if OFFICIAL_NAMES.get(n, n) == official), None)
+        if inner is not None:
+            names[official] = inner
+    for n in sorted(present):
+        if OFFICIAL_NAMES.get(n, n) not in names:
+            names[OFFICIAL_NAMES.get(n, n)] = n
+    return names
+
+
+def official_specs(names: Mapping[str, str], tools: Mapping[str, Tool], turn: TurnFiles) -> list[ToolSpec]:
+    """The descriptors the reference sends for `names` (`official_names`) in `turn`: its own texts,
+    the image tool's with the turn's image list and save folder; other tools' own specs."""
+    out: list[ToolSpec] = []
+    for official, inner in names.items():
+        if official == IMAGE_TOOL:
+            desc = P.IMAGE_DESCRIPTION.format(image_list=repr(turn.image_list), save_path=turn.save_path)
+            out.append(ToolSpec(name=official, description=desc, parameters=P.CODE_PARAMETERS))
+        elif official in _DESCRIPTORS:
+            d, params = _DESCRIPTORS[official]
+            out.append(ToolSpec(name=official, description=d, parameters=params))
+        else:
+            out.append(tools[inner].spec())
+    return out
+
+
 class OfficialTools:
     """The tools of one task as the reference shows and runs them, built over the run's toolbox."""
 
     def __init__(self, toolbox: Toolbox, limits: Limits | None = None) -> None:
         self.toolbox = toolbox
         self.limits = limits or Limits()
-        present = set(toolbox.tools)
-        # official name -> toolbox tool name, in the reference's get_tools order, then any others
-        self.names: dict[str, str] = {}
-        for official in P.OFFICIAL_TOOL_ORDER:
-            inner = next((n for n in present if OFFICIAL_NAMES.get(n, n) == official), None)
-            if inner is not None:
-                self.names[official] = inner
-        for n in sorted(present):
-            if OFFICIAL_NAMES.get(n, n) not in self.names:
-                self.names[OFFICIAL_NAMES.get(n, n)] = n
+        self.names = official_names(toolbox.tools)
 
     def specs(self, turn: TurnFiles) -> list[ToolSpec]:
-        out: list[ToolSpec] = []
-        for official, inner in self.names.items():
-            if official == IMAGE_TOOL:
-                desc = P.IMAGE_DESCRIPTION.format(image_list=repr(turn.image_list), save_path=turn.save_path)
-                out.append(ToolSpec(name=official, description=desc, parameters=P.CODE_PARAMETERS))
-            elif official in _DESCRIPTORS:
-                d, params = _DESCRIPTORS[official]
-                out.append(ToolSpec(name=official, description=d, parameters=params))
-            else:
-                out.append(self.toolbox.tools[inner].spec())
-        return out
+        return official_specs(self.names, self.toolbox.tools, turn)
 
     async def call(self, name: str, args: Any, call_id: str, turn: TurnFiles) -> Outcome:
         """Run one call. Raises UnknownOfficialTool for a name the setting does not offer."""
