@@ -9,10 +9,32 @@ import time
 from collections.abc import Awaitable, Mapping
 from typing import Any
 
-from toolsight.models.base import ConfigurationError, ModelError
+from toolsight.models.base import ConfigurationError, ModelError, ModelOutput
 
 #: statuses worth retrying: request timeout, conflict, rate limit, and every server error
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+
+
+#: what reading a reply raises when the reply is not what the wire promises (not JSON, not UTF-8, a
+#: field of the wrong type or missing): the reply is malformed, which is the model endpoint's fault
+MALFORMED = (ValueError, TypeError, KeyError, AttributeError, IndexError)
+
+
+async def read_reply(name: str, work: Awaitable[ModelOutput]) -> ModelOutput:
+    """`await work`, with a reply that cannot be read turned into a retryable ModelError that says
+    why (a malformed reply counts as a model error, retried per --retries, never a harness error)."""
+    try:
+        return await work
+    except ModelError:
+        raise
+    except MALFORMED as exc:
+        raise ModelError(f"{name}: malformed reply ({type(exc).__name__}: {_clip(str(exc))})",
+                         retryable=True, kind="response") from None
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def is_retryable_status(status: int) -> bool:

@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from toolsight.log.toolspec import ToolSpec
-from toolsight.models._common import api_key, object_arguments, stainless_call
+from toolsight.models._common import api_key, object_arguments, read_reply, stainless_call
 from toolsight.models._direct import DirectPath, capture_hook
 from toolsight.models._routes import store_for
 from toolsight.models.base import (
@@ -160,6 +160,9 @@ class AnthropicModel(Model):
         return {**args, **extra}
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+        return await read_reply(self.name, self._generate(messages, tools, config))
+
+    async def _generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         route = self._direct.route(config.timeout) if self.direct else None
         if route is None:
             return await self._generate_sdk(self.client(), messages, tools, config)

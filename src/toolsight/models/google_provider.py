@@ -15,7 +15,14 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from toolsight.log.toolspec import ToolSpec
-from toolsight.models._common import api_key, connection_error, object_arguments, status_error, timeout_error
+from toolsight.models._common import (
+    api_key,
+    connection_error,
+    object_arguments,
+    read_reply,
+    status_error,
+    timeout_error,
+)
 from toolsight.models._direct import DirectPath, Reply, Route, dumps
 from toolsight.models._routes import store_for
 from toolsight.models.base import (
@@ -250,6 +257,9 @@ class GoogleModel(Model):
         return Route.make(req.url, req.headers, config.timeout), True
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+        return await read_reply(self.name, self._generate(messages, tools, config))
+
+    async def _generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         system, contents = to_wire(messages)
         route, new = self._route(config) if self.direct else (None, False)
         if route is None:
@@ -331,6 +341,9 @@ class GoogleModel(Model):
                     (thoughts if p.thought else texts).append(p.text)
         elif resp.prompt_feedback is not None and resp.prompt_feedback.block_reason is not None:
             reason = "SAFETY"
+        else:
+            raise ModelError(f"{self.name}: malformed reply (no candidates and no block reason)", retryable=True,
+                             kind="response")
         u = resp.usage_metadata
         usage = Usage()
         if u is not None:
@@ -363,6 +376,9 @@ class GoogleModel(Model):
                     (thoughts if p.get("thought") else texts).append(p["text"])
         elif (resp.get("promptFeedback") or {}).get("blockReason") is not None:
             reason = "SAFETY"
+        else:
+            raise ModelError(f"{self.name}: malformed reply (no candidates and no block reason)", retryable=True,
+                             kind="response")
         u = resp.get("usageMetadata")
         usage = Usage()
         if u is not None:

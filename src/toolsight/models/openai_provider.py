@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolsight.log.toolspec import ToolSpec
 from toolsight.models import wire
-from toolsight.models._common import api_key, stainless_call
+from toolsight.models._common import api_key, read_reply, stainless_call
 from toolsight.models._direct import DirectPath, capture_hook
 from toolsight.models._routes import store_for
 from toolsight.models.base import (
@@ -161,6 +161,9 @@ class OpenAIModel(Model):
         return {"model": model, "messages": [], "extra_body": body}
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+        return await read_reply(self.name, self._generate(messages, tools, config))
+
+    async def _generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         if config.wire is not None:
             return await self._generate_profiled(messages, tools, config, config.wire)
         route = self._direct.route(config.timeout) if self.direct else None
@@ -212,7 +215,7 @@ class OpenAIModel(Model):
         (`provider_data`, `wire.ECHO_KEY`)."""
         choices = resp.get("choices") or []
         if not choices:
-            raise ModelError(f"{self.name}: response has no choices", retryable=True)
+            raise ModelError(f"{self.name}: malformed reply (no choices)", retryable=True, kind="response")
         choice = choices[0]
         msg = choice.get("message") or {}
         calls = [

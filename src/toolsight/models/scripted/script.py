@@ -60,7 +60,10 @@ class Step(BaseModel):
     reasoning: str | None = None
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
     code_interpreter: list[HostedCode] = Field(default_factory=list, description="hosted interpreter runs (Responses API)")
-    fault: Literal["status", "drop", "stall", "empty"] | None = None
+    fault: Literal["status", "drop", "stall", "empty", "malformed"] | None = None
+    #: with `fault: malformed`, what is wrong with the 200 reply: a body that is not JSON, not UTF-8,
+    #: has no message (`choices: []` / no content blocks / no candidates), or holds a number as the text
+    malformed: Literal["not_json", "not_utf8", "no_message", "number_content"] = "not_json"
     status: int = 500
     retry_after: float | None = None
     seconds: float = 0.0

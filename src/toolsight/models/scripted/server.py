@@ -310,6 +310,32 @@ async def _openai_sse(request: web.Request, reply: dict[str, Any]) -> web.Stream
 
 _READERS = {"openai": _openai_info, "anthropic": _anthropic_info, "google": _google_info,
             "responses": _responses_info}
+
+
+def _malformed(step: Step, wire: str, model: str) -> web.Response:
+    """A 200 reply a client cannot use (`fault: malformed`), in the shape each wire's reply has."""
+    if step.malformed == "not_json":
+        return web.Response(body=b"<html><body>upstream error</body></html>", content_type="application/json")
+    if step.malformed == "not_utf8":
+        return web.Response(body=b'{"id": "x", "choices": "' + bytes([0xFF, 0xFE, 0xFA]) + b'"}',
+                            content_type="application/json")
+    text: Any = 12345 if step.malformed == "number_content" else None
+    if wire == "openai":
+        reply: dict[str, Any] = {"id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()),
+                                 "model": model, "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                                 "choices": [] if text is None else
+                                 [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+    elif wire == "anthropic":
+        reply = {"id": "msg_scripted", "type": "message", "role": "assistant", "model": model,
+                 "content": [] if text is None else [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                 "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+    else:
+        reply = {"candidates": [] if text is None else [{"content": {"role": "model", "parts": [{"text": text}]},
+                                                         "finishReason": "STOP"}],
+                 "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1}, "modelVersion": model}
+    return web.Response(body=orjson.dumps(reply), content_type="application/json")
+
+
 _WRITERS = {"openai": _openai_reply, "anthropic": _anthropic_reply, "google": _google_reply,
             "responses": _responses_reply}
 
@@ -446,6 +472,8 @@ class ScriptedServer:
             headers = {"Retry-After": f"{step.retry_after:g}"} if step.retry_after is not None else None
             return web.json_response(_error_body(wire, step.status), status=step.status, headers=headers)
         model = str(body.get("model") or request.match_info.get("model") or "scripted")
+        if step.fault == "malformed":
+            return _malformed(step, wire, model)
         if self.tokens is not None:
             step = substitute_tokens(step, self.tokens(body))
         step = _substitute_prev(step, body)
