@@ -90,7 +90,7 @@ def test_tool_call_without_text_crashes_the_reference(miniweb: Path, tmp_path: P
     traj = _run(miniweb, tmp_path, model)
     assert traj.stop_reason == "error" and len(model.requests) == 1
     # the driver's crash is the task's loop error; the call never ran, so it is no tool call (issue 26 item 9)
-    assert traj.tool_calls == [] and "TypeError" in (traj.loop_error or "") and "'text_search'" in traj.loop_error
+    assert traj.tool_calls == [] and "TypeError" in (traj.loop_error or "") and "'text_search'" in (traj.loop_error or "")
     ok = _run(miniweb, tmp_path / "c", ScriptModel([calls("", ("text_search", {"query": "x"})),
                                                      say("<answer>1</answer>")]), loop="toolsight")
     assert ok.turns[0].answer == "1" and ok.tool_calls[0].ok
