@@ -325,9 +325,12 @@ class WebSession:
         return url
 
     def fetchable(self, url: str) -> str:
-        """The URL a model server fetches the image at `url` from: toolsight's own hosted URLs
-        become the image host's address (`/h/<name>`); any other URL is already one."""
-        name = self._hosted.get(norm_url(url)) if self.is_toolsight_hosted(url) else None
+        """The URL a model server fetches the image at `url` from: toolsight's own hosted URLs, and
+        off the live web (offline, replay: a local dataset, a generated set) a task's aliased dataset
+        URLs too, become the image host's address (`/h/<name>`); a live dataset URL is sent as it is,
+        as the reference sends it."""
+        local = self.is_toolsight_hosted(url) or (self.mode != "live" and self.is_hosted(url))
+        name = self._hosted.get(norm_url(url)) if local else None
         return f"{self.server.public_url}/h/{name}" if name is not None else url
 
     # ---- the image host -----------------------------------------------------------------------
