@@ -511,7 +511,8 @@ def list_settings(benchmark: Annotated[str, typer.Argument(help="benchmark name 
     for name, s in b.settings().items():
         mark = " (default)" if name == b.default_setting else ""
         own = [t for t in agent_toolsets(s.agent) if t not in s.tools]  # an agent's own, e.g. pyvision's
-        tools = ", ".join([*s.tools, *own]) or "no tools"
+        # as the setting's loop offers them, then the agent's own
+        tools = ", ".join([*b.offered_tools(s), *own]) or "no tools"
         agent = f"; agent {s.agent}" if s.agent != "default" else ""
         clock = f"; task timeout {s.task_timeout_s:g} s" if s.task_timeout_s else ""
         out.print(f"{name}{mark}: loop {s.loop}{agent}; tools: {tools}; max tool calls {s.max_tool_calls}, "

@@ -87,8 +87,11 @@ def test_a_probe_honours_its_own_retry_after_only_up_to_max_retry_after() -> Non
     with ScriptedServer(script) as srv:
         out = asyncio.run(scenario(srv))
         seen = [r.task for r in srv.requests]
+        paths = [r.path for r in srv.requests]
     assert out.text == "served"
     assert seen == ["t0", "t0", "t0", None, None, "t0"]  # three failures open it; two probes; the call again
+    # the probes are the free models listing, never a chat completion (a billed request on a paid API)
+    assert paths == ["/v1/chat/completions"] * 3 + ["/v1/models"] * 2 + ["/v1/chat/completions"]
     assert waits[0] < 0.3, waits  # the first probe: the backoff (nothing asked for more)
     assert waits[1:] == [0.3], f"after the probe's Retry-After: 3600 the next wait should be the cap, got {waits}"
 

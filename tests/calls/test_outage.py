@@ -43,19 +43,25 @@ class Endpoint(StepModel):
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         self.calls += 1
-        is_probe = "[task:" not in messages[-1].text
-        self.probes += is_probe
         if self.after_calls is not None and self.calls > self.after_calls and self.down_from is None:
             self.down_from = time.monotonic()
         await asyncio.sleep(self.latency)
         if self.status is not None:
             raise ModelError(f"HTTP {self.status}: nope", status=self.status, retryable=False)
-        if self.down_from is not None and time.monotonic() - self.down_from < self.down_for:
-            self.refused += not is_probe
+        if self._down():
+            self.refused += 1
             raise ModelError("connection failed: refused", retryable=True, kind="connection")
-        if is_probe:
-            return say("pong")
         return _answer(messages, tools)
+
+    async def probe(self, timeout: float = 30.0) -> None:
+        """The health check (a models listing on a real endpoint): refused while the endpoint is down."""
+        self.probes += 1
+        await asyncio.sleep(self.latency)
+        if self._down():
+            raise ModelError("connection failed: refused", retryable=True, kind="connection")
+
+    def _down(self) -> bool:
+        return self.down_from is not None and time.monotonic() - self.down_from < self.down_for
 
 
 def _runner(dataset: Path, out: Path, model: Endpoint, events: list[str] | None = None, **kw: Any) -> Runner:

@@ -1,32 +1,41 @@
-"""The check of issue 13: every golden-wire transcript of the official VTC-Bench driver (interface,
-strong_gt, weak and code settings: 12 files) replayed through toolsight's official loop against the
-scripted server.
+"""The check of issue 13, widened by issue 25: every golden-wire transcript of the official VTC-Bench
+driver (`../shared/golden-wire/vtc-bench/*.json`, however many there are) replayed through toolsight's
+official loop against the scripted server.
 
 Per transcript: the same number of requests, for the same tasks, in the same order, and every
 request body identical after the transcripts' own normalisation (README of the transcripts) —
 key order, messages, content parts, image format/size/bytes/sha256, texts, parameters and the
 tool schemas; for the code track the Jupyter outputs too (`Cell In[12]`, context lines, the served
-display image and the matplotlib figure). One field is masked on both sides, by name: the frame
-list of the driver's generic tool-error traceback (`<TRACEBACK frames=N: file:function | …>`), which
-names the driver's own source files (docs/fidelity.md). One setting follows the recording's
-environment rather than the published reference: the code interpreter's init cell
-(`INIT_VARIANT = "recorded"`: the recording's CJK font was an empty stand-in, so its init cell stopped
-before `%xmode Minimal`; see the fixture). What the driver finally recorded per task (`final`) must
-match the record's answer and final text.
+display image and the matplotlib figure). Script tokens (`$input`) are resolved in object and
+raw-string arguments alike (REPLAY.md). One field is masked on both sides, by name: the frame list
+of the driver's generic tool-error traceback (`<TRACEBACK frames=N: file:function | …>`), which names
+the driver's own source files (docs/fidelity.md). One setting follows the recording's environment
+rather than the published reference: the code interpreter's init cell (`INIT_VARIANT = "recorded"`:
+the recording's CJK font was an empty stand-in, so its init cell stopped before `%xmode Minimal`).
+What the driver finally recorded per task (`final`) must match the record's answer and final text;
+a `final` that records an error must be an error record.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from goldenwirekit import golden_bodies, golden_files, mask_tracebacks, replay, require
+from goldenwirekit import (
+    assert_same_requests,
+    golden_bodies,
+    is_error_final,
+    mask_tracebacks,
+    replay,
+    require,
+    task_of_final,
+    transcripts,
+)
 from toolsight.benchmarks.vtc_bench import loop as vtc_loop
 from toolsight.benchmarks.vtc_bench.tools import code as vtc_code
 
-FILES = golden_files("interface", "strong_gt", "weak", "code")
+FILES = transcripts("vtc-bench")
 
 
 @pytest.fixture(autouse=True)
@@ -40,7 +49,7 @@ def _no_rerun_wait(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_transcripts_are_there() -> None:
     require(FILES)
-    assert len(FILES) == 12, [f.name for f in FILES]  # 3 settings × s2, 4 × s4 and s6, s8 code
+    assert all(p.stem.rsplit(".", 1)[-1] in ("interface", "strong_gt", "weak", "code") for p in FILES), FILES
 
 
 @pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
@@ -49,19 +58,13 @@ def test_replay_is_identical(path: Path, tmp_path: Path) -> None:
     g = out["golden"]
     want = [mask_tracebacks(b) for b in golden_bodies(g)]
     got = [mask_tracebacks(b) for b in out["bodies"]]
-    assert out["tasks"] == [r["task"] for r in g["requests"]]
-    assert len(got) == len(want)
-    for i, (a, b) in enumerate(zip(got, want, strict=True), start=1):
-        if a != b:
-            da, db = json.dumps(a, indent=1, ensure_ascii=False), json.dumps(b, indent=1, ensure_ascii=False)
-            la, lb = da.splitlines(), db.splitlines()
-            first = next((k for k, (x, y) in enumerate(zip(la, lb, strict=False)) if x != y), min(len(la), len(lb)))
-            pytest.fail(f"request {i} differs at line {first}:\n toolsight: {la[first:first + 3]}\n driver:    "
-                        f"{lb[first:first + 3]}")
-        assert list(a) == list(b), f"request {i}: key order"
+    assert_same_requests(got, want, out["tasks"], [r["task"] for r in g["requests"]])
     by_id = {r["task_id"]: r for r in out["records"]}
     for fin in g["final"]:
-        rec = by_id[fin["item_id"]]
+        rec = by_id[out["rows"][task_of_final(fin, out["rows"])]["id"]]
+        if is_error_final(fin):  # the driver gave up on the task: so must toolsight
+            assert rec["error"] is not None or rec["trajectory"]["stop_reason"] in ("error", "model_error"), rec
+            continue
         assert rec["error"] is None, rec["error"]
         turn = rec["trajectory"]["turns"][0]
         assert turn["answer"] == fin["agent_answer"]

@@ -114,7 +114,7 @@ def test_visit_reads_through_jina_and_summarises_with_the_extractor_prompt(tmp_p
     prompts: list[str] = []
     replies = iter(["", "ok", 'Sure! {"rational": "r", "evidence": ["lit in 1857"], "summary": "It was lit in 1857."}'])
 
-    async def complete(prompt: str, attempt: int) -> str:
+    async def complete(prompt: str, attempt: int, parts: bool = False) -> str:
         prompts.append(prompt)
         return next(replies)
 
@@ -149,7 +149,7 @@ def test_visit_reads_through_jina_and_summarises_with_the_extractor_prompt(tmp_p
 def test_the_generic_visit_summarises_with_its_own_prompt(tmp_path: Path) -> None:
     prompts: list[str] = []
 
-    async def complete(prompt: str, attempt: int) -> str:
+    async def complete(prompt: str, attempt: int, parts: bool = False) -> str:
         prompts.append(prompt)
         return '{"evidence": "lit in 1857", "summary": "It was lit in 1857."}'
 
@@ -167,7 +167,7 @@ def test_the_generic_visit_summarises_with_its_own_prompt(tmp_path: Path) -> Non
 
 
 def test_summariser_without_json_gives_the_reference_failure_frame(tmp_path: Path) -> None:
-    async def complete(prompt: str, attempt: int) -> str:
+    async def complete(prompt: str, attempt: int, parts: bool = False) -> str:
         return "I could not find it, sorry about that."
 
     async def go(fw: FakeWeb) -> tuple[str, bool]:
@@ -224,5 +224,6 @@ def test_live_reverse_search_sends_dataset_urls_but_not_local_crops(tmp_path: Pa
         bodies = [s.body for s in fw.seen if s.path == "/lens"]
     assert bodies == [{"url": dataset_url}]  # the crop's local URL never went to the API
     assert first.startswith("```\nImage: https://i.example/h.jpg")
-    assert second.text == "No image found: [], [], []" and not second.ok
-    assert "needs a public image URL" in (second.error or "")
+    # not the reference's empty hit list: the model is told why this search cannot run (issue 25 item 9)
+    assert "img.toolsight.test" in second.text and "no upload backend is configured" in second.text and not second.ok
+    assert "TOOLSIGHT_UPLOAD" in second.text and "No image found" not in second.text

@@ -4,7 +4,9 @@ Each image is copied, never hard-linked: editing the dataset later must not chan
 artifacts. An image a provider may refuse (TIFF, CMYK
 JPEG, 16-bit PNG, an animation, an unusual colour mode) is converted here, once, to an 8-bit
 RGB/RGBA/grayscale PNG or JPEG (the first frame of an animation), and the artifact says what the
-dataset file was (`converted_from`). An image that resolves outside the dataset folder is refused.
+dataset file was (`converted_from`); the dataset's file itself stays in the workspace's `.source/`
+(`source_path`) for official loops whose driver sends images as the dataset stores them. An image
+that resolves outside the dataset folder is refused.
 """
 
 from __future__ import annotations
@@ -62,9 +64,26 @@ def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox, *, root_re
                 dest.write_bytes(data)  # a private copy, never a hard link
             else:
                 convert(im, dest)
-        out[rel] = toolbox.store.add_file(dest, source="input", keep_name=True, converted_from=why,
-                                          data=data if why is None else None)
+        art = toolbox.store.add_file(dest, source="input", keep_name=True, converted_from=why,
+                                     data=data if why is None else None)
+        if why is not None:  # the dataset's file as it was, for loops that send it as their driver did
+            keep = ws / SOURCE_DIR / art.id
+            keep.parent.mkdir(exist_ok=True)
+            keep.write_bytes(data)
+        out[rel] = art
     return out
+
+
+#: where a converted input's original bytes are kept in the task workspace (`source_path`)
+SOURCE_DIR = ".source"
+
+
+def source_path(workspace: Path, art: Artifact) -> Path:
+    """The dataset's own file of an input image: the original of one that was converted (a palette
+    or 16-bit PNG, a TIFF …), else the artifact's file. An official loop whose driver reads the
+    dataset's image itself (and sends it in its own mode) encodes from this."""
+    kept = workspace / SOURCE_DIR / art.id
+    return kept if kept.is_file() else workspace / art.file
 
 
 def _unique(name: str, used: set[str]) -> str:

@@ -23,10 +23,12 @@ from toolsight.agents.settings import AgentSettings, QuestionView
 from toolsight.benchmarks.offline import Generator, StarterPart
 from toolsight.errors import ToolsightError
 from toolsight.log.modes import ScorerMode
+from toolsight.log.toolspec import ToolSpec
 from toolsight.models.base import Generate, Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.schema import Task
 from toolsight.tasks.taskset import TaskSet
+from toolsight.tools.base import Tool
 from toolsight.tools.operations import Vocabulary
 from toolsight.tools.registry import ToolSet
 
@@ -161,6 +163,16 @@ class Benchmark(ABC):
         """The tasks a setting runs (default: as loaded). A setting that makes several independent
         calls per item (e.g. a CoT and a no-CoT prompt) may expand each item into several tasks."""
         return tasks
+
+    def offered_tools(self, settings: AgentSettings) -> list[str]:
+        """What `toolsight list settings` names as a setting's tools: its tool sets by default. A
+        benchmark whose official loop offers its driver's tools under their own names says those."""
+        return list(settings.tools)
+
+    def offered_specs(self, settings: AgentSettings, tools: Sequence[Tool]) -> list[ToolSpec]:
+        """The tool schemas the setting's loop sends (the manifest's `tools`): the tools' own specs by
+        default; a benchmark whose official loop sends its driver's descriptors returns those."""
+        return [t.spec() for t in tools]
 
     def scorers(self) -> dict[str, ScorerFactory]:
         """Named scorers this benchmark offers beside its default one (`toolsight score --scorer NAME`)."""

@@ -7,7 +7,8 @@ One breaker is shared by every call to one endpoint (the evaluated model; each j
   failed (`ModelCaller` decides) — a failure while others are being served is that request's own
   problem, not an outage; `success()` resets the count.
 - **Open**: `threshold` such failures in a row. Every call waits in `wait()` instead of failing
-  its task. One health probe (a tiny request) is sent after a backoff delay that doubles up to
+  its task. One health probe (a request that costs nothing, e.g. the models listing; never a
+  completion) is sent after a backoff delay that doubles up to
   `probe_max`; the first probe that gets any answer other than a transient failure closes the
   breaker and every waiting call goes on. The newest Retry-After the server sent — on a call's
   failure or on a probe's (`StillDown.retry_after`) — stretches the next delay, capped at `max_retry_after`.

@@ -17,9 +17,12 @@ from pathlib import Path
 
 from toolsight.log.toolspec import ToolSpec
 from toolsight.models.base import GenerateConfig, ImagePart, Message, ModelOutput
+from toolsight.models.wire import ECHO_KEY
 
 
 def _image_key(part: ImagePart) -> str:
+    if part.url is not None:  # sent by its URL when the wire profile says so: the URL is part of the request
+        return f"{part.artifact_id or part.path}@{part.url}"
     if part.artifact_id:
         return part.artifact_id
     try:
@@ -34,7 +37,8 @@ def request_key(model: str, messages: list[Message], tools: list[ToolSpec], conf
     h.update(model.encode())
     if salt:  # only when given, so every existing key stays the same
         h.update(b"\x00salt:" + salt.encode())
-    h.update(config.model_dump_json(exclude={"timeout"}).encode())
+    # a wire profile only when there is one, so every key made without one stays the same
+    h.update(config.model_dump_json(exclude={"timeout"} if config.wire is not None else {"timeout", "wire"}).encode())
     for m in messages:
         h.update(m.role.encode())
         for p in m.content:
@@ -42,6 +46,9 @@ def request_key(model: str, messages: list[Message], tools: list[ToolSpec], conf
         for c in m.tool_calls:
             h.update(f"\x00call:{c.id}:{c.name}:{c.arguments}".encode())
         h.update(f"\x00{m.tool_call_id}\x00{m.name}".encode())
+        echo = (m.provider_data or {}).get(ECHO_KEY)
+        if echo is not None:  # a reply re-sent as its driver's client re-sends it (reasoning included)
+            h.update(b"\x00echo:" + json.dumps(echo, sort_keys=True).encode())
     h.update(json.dumps([t.model_dump() for t in tools], sort_keys=True).encode())
     return h.hexdigest()
 

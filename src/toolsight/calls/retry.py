@@ -11,7 +11,8 @@
   - **transient** (connection, timeout, 408, 429, 5xx): retried with exponential backoff and
     jitter (a Retry-After is honoured up to `max_retry_after`), never stopped early for repeating
     itself; when they show the endpoint is down the shared `CircuitBreaker` pauses every call
-    until a probe gets through. A failed attempt spends one of the call's `retries` only if the
+    until a probe gets through (the model's free health check, `Model.probe`: its models listing, never
+    a completion that a paid API would bill). A failed attempt spends one of the call's `retries` only if the
     endpoint served something (another call or a probe) since the call last failed — so an
     outage, bounded by `outage_timeout`, never fails a task, while a request the server keeps
     failing does, after its retries;
@@ -135,7 +136,7 @@ class ModelCaller:
         self.max_retry_after = max_retry_after
         self.label = label
         self.limiter = limiter or EndpointLimiter(model.name, max_connections, adaptive=False)
-        self._last_config: GenerateConfig | None = None
+        self._last_timeout = 30.0  # the probe's timeout: the last call's, at most 30 s
         self.breaker = CircuitBreaker(
             self._probe, label=label, threshold=breaker_threshold, backoff_base=backoff_base,
             # probe often enough to notice the end of a short outage, rarely enough to be cheap
@@ -160,7 +161,7 @@ class ModelCaller:
             if hit is not None:
                 self.stats.cache_hits += 1
                 return hit, CallInfo(cached=True)
-        self._last_config = config  # the probe's settings are derived from it only when probing
+        self._last_timeout = config.timeout
         out, info = await self._attempts(lambda: self.model.generate(messages, tools, config))
         info.duration_s = round(time.monotonic() - t0, 4)
         self.stats.tokens += out.usage.total_tokens
@@ -265,25 +266,18 @@ class ModelCaller:
         delay: float = min(self.backoff_max, self.backoff_base * 2.0 ** (n - 1))
         return delay * (1 + random.uniform(0, 0.25))
 
-    def _probe_config(self) -> GenerateConfig:
-        """The last call's settings with a tiny answer and a short timeout (a copy made only when
-        probing: building it for every call cost each model call a pydantic copy)."""
-        config = self._last_config
-        if config is None:
-            return GenerateConfig(max_tokens=16)
-        return config.model_copy(update={"max_tokens": 16, "timeout": min(config.timeout, 30.0)})
-
     async def _probe(self) -> None:
-        """A tiny request: any answer but a transient failure means the endpoint is reachable again."""
+        """The model's free health check (`Model.probe`: its models listing, never a completion): any
+        answer but a transient failure means the endpoint is reachable again; refused credentials
+        stop the run. A 404 is an answer (a compatible server without a models listing)."""
         try:
-            await self.model.generate([Message.user("ping")], [], self._probe_config())
+            await self.model.probe(min(self._last_timeout, 30.0))
         except ModelError as exc:
-            kind = classify(exc)
-            if kind == "fatal":
+            if exc.status in (401, 403):
                 raise RunAborted(fatal_message(self.label, exc)) from None
-            if kind == "transient":
+            if classify(exc) == "transient":
                 raise StillDown(str(exc), exc.retry_after) from None  # uncapped: the breaker caps it
-        except Exception:  # an adapter failing on this odd request still means the endpoint answered
+        except Exception:  # an adapter failing on the listing still means the endpoint answered
             return
 
     async def aclose(self) -> None:

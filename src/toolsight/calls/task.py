@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from toolsight.calls.retry import CallFailed, CallInfo, ModelCaller
 from toolsight.calls.sent import SentLog
@@ -15,6 +15,7 @@ from toolsight.log.messages import Usage
 from toolsight.log.toolspec import ToolSpec
 from toolsight.log.trajectory import ModelCallRecord
 from toolsight.models.base import Generate, GenerateConfig, Message, Model, ModelError, ModelOutput
+from toolsight.models.wire import WireProfile
 
 T = TypeVar("T")
 
@@ -107,16 +108,29 @@ class TaskCalls:
 SUMMARY_TEMPERATURE = 0.6
 
 
+class Completer(Protocol):
+    """(prompt, attempt, parts) -> reply text: the shape of the web layer's `summarise.Complete`."""
+
+    def __call__(self, prompt: str, attempt: int, parts: bool = False) -> Awaitable[str]: ...
+
+
+#: a prompt sent as a one-part content list (`[{"type": "text", "text": …}]`), not a string
+ONE_PART = WireProfile(name="prompt as one text part", text_content={"user": "parts"})
+
+
 def model_completer(model: Model, temperature: float = SUMMARY_TEMPERATURE,
                     generate: Callable[[list[Message], list[Any], GenerateConfig], Awaitable[Any]] | None = None
-                    ) -> Callable[[str, int], Awaitable[str]]:
-    """A prompt-in, text-out call (the web layer's `Complete`, e.g. its page summariser) that asks `model` (through `generate`, e.g. the runner's retrying caller)."""
+                    ) -> Completer:
+    """A prompt-in, text-out call (the web layer's `Complete`, e.g. its page summariser) that asks
+    `model` (through `generate`, e.g. the runner's retrying caller); `parts` sends the prompt as a
+    one-part content list on OpenAI-protocol models (the reference summariser's first request)."""
     gen = generate or model.generate
     config = GenerateConfig(temperature=temperature)
+    as_parts = config.model_copy(update={"wire": ONE_PART})
 
-    async def complete(prompt: str, attempt: int) -> str:
+    async def complete(prompt: str, attempt: int, parts: bool = False) -> str:
         try:
-            out = await gen([Message.user(prompt)], [], config)
+            out = await gen([Message.user(prompt)], [], as_parts if parts else config)
         except ModelError:
             return ""
         return str(out.message.text)

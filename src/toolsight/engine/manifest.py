@@ -17,6 +17,7 @@ from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import LoadedTasks
 from toolsight.engine.options import RunOptions, config_hash
 from toolsight.log.manifest import Manifest
+from toolsight.log.toolspec import ToolSpec
 from toolsight.models.base import Model
 from toolsight.tools.base import Tool
 from toolsight.version import __version__
@@ -37,6 +38,8 @@ class RunFacts:
     tools: Sequence[Tool]
     model: Model
     uses_sandbox: bool
+    #: the tool schemas the setting's loop sends (`Benchmark.offered_specs`); None: the tools' own
+    specs: Sequence[ToolSpec] | None = None
 
 
 def dataset_info(loaded: LoadedTasks, data_hash: str) -> dict[str, Any]:
@@ -65,7 +68,7 @@ def new_manifest(run: RunFacts, identity: dict[str, Any]) -> Manifest:
         "options": run.opts.flat(),
         "dataset": dataset_info(run.loaded, identity["dataset"]),
         "agent_settings": run.settings.model_dump(mode="json"),
-        "tools": [t.spec().model_dump() for t in run.tools],
+        "tools": [s.model_dump() for s in (run.specs if run.specs is not None else [t.spec() for t in run.tools])],
         "backends": tool_backends(run.tools),
         "model_info": run.model.describe(),
         "isolation": isolation(run.uses_sandbox),

@@ -229,7 +229,8 @@ class Runner:
 
     def _facts(self) -> RunFacts:
         return RunFacts(benchmark=self.bench.name, setting=self.setting_name, opts=self.opts, settings=self.settings,
-                        loaded=self.loaded, tools=self.tools, model=self.model, uses_sandbox=self.uses_sandbox)
+                        loaded=self.loaded, tools=self.tools, model=self.model, uses_sandbox=self.uses_sandbox,
+                        specs=self.bench.offered_specs(self.settings, self.tools))
 
     def _open_cache(self) -> ResponseCache | None:
         if not self.opts.control.cache:
@@ -261,6 +262,9 @@ class Runner:
             raise
         if web is not None and plan.new_run:
             self.record_backend("web", web.describe())
+        for note in (t.startup_warning(web) for t in self.tools) if web is not None else ():
+            if note:  # what a tool cannot do as its reference did with this web set-up
+                self.emit(f"warning: {note}")
         try:
             writer = RecordWriter(self.run_dir)
         except OSError as exc:

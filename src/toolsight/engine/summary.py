@@ -15,6 +15,9 @@ from toolsight.calls.retry import CallStats
 from toolsight.errors import EXIT_ABORTED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_ERRORS, ToolsightError
 from toolsight.log.record import Record
 
+#: the kind of run error of a task an official loop ended where its driver crashes (`Trajectory.loop_error`)
+LOOP_CRASH = "official loop crash"
+
 
 class RunStopped(ToolsightError):
     """The run stopped before its end (outage, rejected credentials, full disk); records are kept."""
@@ -56,7 +59,10 @@ class Tally:
             from toolsight.metrics.compute import error_kind
 
             self.errors[error_kind(str(c["error"]))] += 1
-        elif c.get("score_pending"):
+            return
+        if c.get("loop_error"):  # the official loop ended the task where its driver crashes: an error,
+            self.errors[LOOP_CRASH] += 1  # and still scored below as the driver scores what it wrote
+        if c.get("score_pending"):
             self.score_pending += 1
         elif "score" not in c:
             self.unscored += int(bool(c.get("unscored")))
@@ -201,7 +207,10 @@ class RunSummary:
             if lim.cuts:
                 text += (f"; {lim.key}: connection limit {lim.current}/{lim.max_limit} after {lim.cuts} cut(s) "
                          f"({lim.overloads} overload answer(s))")
-        if errs or self.kept_errors:
+        if t.errors[LOOP_CRASH]:
+            text += (f"; {t.errors[LOOP_CRASH]} task(s) ended where the official driver crashes (scored as it "
+                     "scores them; see each record's trajectory.loop_error)")
+        if errs - t.errors[LOOP_CRASH] or self.kept_errors:  # a driver's crash happens again on a retry
             text += f". Re-run the failed tasks with: toolsight retry {self.run_dir}"
         return text
 
@@ -214,7 +223,8 @@ def _clip(text: str, limit: int = 160) -> str:
 def record_counts(rec: Record) -> dict[str, Any]:
     """What a run's summary counts of one record: `RunSummary.count` takes it; a Ray worker sends it."""
     t = rec.trajectory
-    out: dict[str, Any] = {"error": rec.error, "tool_calls": len(t.tool_calls), "tokens": t.usage.total_tokens,
+    out: dict[str, Any] = {"error": rec.error, "loop_error": t.loop_error, "tool_calls": len(t.tool_calls),
+                           "tokens": t.usage.total_tokens,
                            "model_calls": t.model_calls, "retries": t.retries, "cache_hits": t.cache_hits,
                            "unscored": bool(rec.extra.get("unscored")), "score_pending": rec.score_pending,
                            "no_usage": sum(c.usage_missing for c in t.model_call_log)}
@@ -228,7 +238,8 @@ def dict_counts(d: dict[str, Any]) -> dict[str, Any]:
     traj = d.get("trajectory") or {}
     usage = traj.get("usage") or {}
     tokens = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
-    out: dict[str, Any] = {"error": d.get("error"), "tool_calls": len(traj.get("tool_calls") or []),
+    out: dict[str, Any] = {"error": d.get("error"), "loop_error": traj.get("loop_error"),
+                           "tool_calls": len(traj.get("tool_calls") or []),
                            "tokens": tokens, "unscored": bool((d.get("extra") or {}).get("unscored")),
                            "score_pending": d.get("score_pending"),
                            "no_usage": sum(bool(c.get("usage_missing")) for c in traj.get("model_call_log") or [])}

@@ -23,13 +23,16 @@ class TextPart(BaseModel):
 
 
 class ImagePart(BaseModel):
-    """An image by path; `artifact_id` ties it to the task's artifacts for provenance."""
+    """An image by path; `artifact_id` ties it to the task's artifacts for provenance. `url`: where a
+    server could fetch the same image (a dataset's public URL, an uploaded crop), sent instead of the
+    bytes when a driver's wire profile sends images by URL (`toolsight.models.wire`)."""
 
     type: Literal["image"] = "image"
     path: str
     artifact_id: str | None = None
     mime: str | None = None
     detail: Literal["auto", "low", "high"] = "auto"
+    url: str | None = None
 
     def media_type(self) -> str:
         return self.mime or _guess_type(self.path)

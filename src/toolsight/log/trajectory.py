@@ -97,6 +97,10 @@ class Trajectory(BaseModel):
     cache_hits: int = 0
     retries: int = 0
     stop_reason: StopReason = "answered"
+    loop_error: str | None = Field(
+        default=None, description="an official loop ended the task where its driver crashes (the reason): the "
+        "record keeps what the driver would score, and the run counts it as a run error; the reply that crashed "
+        "is not a tool call (nothing ran)")
     duration_s: float = 0.0
     stages: list[StageRecord] = Field(default_factory=list, description="multi-stage agents only (e.g. vcr)")
     model_call_log: list[ModelCallRecord] = Field(

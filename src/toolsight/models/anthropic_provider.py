@@ -119,6 +119,13 @@ class AnthropicModel(Model):
             self._client = AsyncAnthropic(api_key=self._key, base_url=self.base_url, max_retries=0, http_client=http)
         return self._client
 
+    async def probe(self, timeout: float = 30.0) -> None:
+        """`GET /v1/models` (free; any answer but a failure means the endpoint is up): no message request."""
+        import anthropic
+
+        client = self.client().with_options(max_retries=0, timeout=timeout)
+        await stainless_call(self.name, anthropic, client.models.list(limit=1), timeout, KEY_VARS[0])
+
     def request_args(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> dict[str, Any]:
         system, wire = to_wire(messages)
         budget = config.thinking_budget

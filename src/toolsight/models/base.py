@@ -26,6 +26,7 @@ from toolsight.log.messages import ToolCall as ToolCall
 from toolsight.log.messages import Usage as Usage
 from toolsight.log.toolspec import ToolSpec
 from toolsight.models.task_context import set_current_task
+from toolsight.models.wire import WireProfile
 from toolsight.tasks.schema import Task
 
 
@@ -59,6 +60,8 @@ class GenerateConfig(BaseModel):
     thinking_budget: int | None = None
     timeout: float = 120.0
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    #: a reference driver's request shapes (official loops only; `toolsight.models.wire`)
+    wire: WireProfile | None = None
 
     def is_deterministic(self) -> bool:
         return self.temperature == 0 or self.seed is not None
@@ -112,6 +115,12 @@ class Model(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Close HTTP clients."""
+
+    async def probe(self, timeout: float = 30.0) -> None:  # noqa: B027 - optional hook
+        """A health check that costs nothing (the outage breaker's, `calls/breaker.py`): a request such
+        as the provider's models listing — never a completion. Returns when the endpoint answered
+        anything; raises `ModelError` when it could not be reached or failed (a 5xx, a timeout).
+        The default sends nothing: a model without an endpoint is always up."""
 
     def setting_warning(self, tools: Sequence[str], tasks: Sequence[Task]) -> str | None:
         """Why this model will do badly under a setting that offers `tools` (tool names) on `tasks`,

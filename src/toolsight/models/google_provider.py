@@ -146,6 +146,21 @@ class GoogleModel(Model):
             self._client = genai.Client(vertexai=False, api_key=self._key, http_options=opts)
         return self._client
 
+    async def probe(self, timeout: float = 30.0) -> None:
+        """`GET models` (one page of the listing, free): no content request."""
+        import httpx
+        from google.genai import errors as genai_errors
+
+        try:
+            await asyncio.wait_for(self.client().aio.models.list(config={"page_size": 1}), timeout=timeout)
+        except genai_errors.APIError as exc:
+            raise status_error(self.name, int(exc.code or 0), str(exc.message or exc),
+                               getattr(exc.response, "headers", None), " or ".join(KEY_VARS)) from None
+        except (TimeoutError, httpx.TimeoutException):
+            raise timeout_error(self.name, timeout) from None
+        except httpx.HTTPError as exc:
+            raise connection_error(self.name, f"{type(exc).__name__}: {exc}") from None
+
     @staticmethod
     def _http_options(config: GenerateConfig) -> dict[str, Any]:
         return {"timeout": int(config.timeout * 1000), "retry_options": {"attempts": 1}}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolsight.log.toolspec import ToolSpec
+from toolsight.models import wire
 from toolsight.models._common import api_key, read_reply, stainless_call
 from toolsight.models._direct import DirectPath, capture_hook
 from toolsight.models._routes import store_for
@@ -121,15 +122,21 @@ class OpenAIModel(Model):
         return self._client
 
     def request_body(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> dict[str, Any]:
-        """The JSON body of the Chat Completions request."""
-        body: dict[str, Any] = {"model": self.model_id, "messages": to_wire(messages)}
+        """The JSON body of the Chat Completions request; with a wire profile (`config.wire`), in
+        the shapes and key order of the driver it describes."""
+        profile = config.wire
+        msgs = wire.messages(messages, profile, data_url) if profile is not None else to_wire(messages)
+        body: dict[str, Any] = {"model": self.model_id, "messages": msgs}
         if config.temperature is not None:
             body["temperature"] = config.temperature
         if config.top_p is not None:
             body["top_p"] = config.top_p
         if config.max_tokens is not None:
             # OpenAI's own reasoning models refuse `max_tokens`; compatible servers all know it
-            body["max_completion_tokens" if self.base_url is None else "max_tokens"] = config.max_tokens
+            field = "max_completion_tokens" if self.base_url is None else "max_tokens"
+            if profile is not None and profile.max_tokens_field is not None:
+                field = profile.max_tokens_field
+            body[field] = config.max_tokens
         if config.seed is not None:
             body["seed"] = config.seed
         if config.stop:
@@ -138,8 +145,12 @@ class OpenAIModel(Model):
             body["reasoning_effort"] = config.reasoning_effort
         if tools:
             body["tools"] = tools_to_wire(tools)
+            if profile is not None and profile.tool_choice is not None:
+                body["tool_choice"] = profile.tool_choice
+        if profile is not None and profile.stream is not None:
+            body["stream"] = profile.stream
         body.update(config.extra_body)
-        return body
+        return wire.ordered(body, profile) if profile is not None else body
 
     def request_args(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> dict[str, Any]:
         """`chat.completions.create` arguments for the body. Everything but the model travels in
@@ -154,6 +165,8 @@ class OpenAIModel(Model):
         return await read_reply(self.name, self._generate(messages, tools, config))
 
     async def _generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+        if config.wire is not None:
+            return await self._generate_profiled(messages, tools, config, config.wire)
         route = self._direct.route(config.timeout) if self.direct else None
         if route is None:
             return await self._generate_sdk(self.client(), messages, tools, config)
@@ -170,14 +183,37 @@ class OpenAIModel(Model):
             resp = await stainless_call(self.name, openai, request, config.timeout, KEY_VARS[0])
         return self.parse(resp)
 
+    async def _generate_profiled(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig,
+                                 profile: wire.WireProfile) -> ModelOutput:
+        """A driver's request through the SDK, as the driver's client sends it: the body in the
+        profile's shapes and order (the SDK's documented `post` for a body built elsewhere) and the
+        client's own retries of the attempt (`sdk_max_retries`: the SDK's backoff and statuses)."""
+        import openai
+        from openai.types.chat import ChatCompletion
+
+        if profile.stream:
+            raise ModelError(f"{self.name}: wire profile {profile.name!r} streams; a streaming driver's loop "
+                             "sends its requests with `chat_completions_raw`")
+        options: Any = {"max_retries": profile.sdk_max_retries, "timeout": config.timeout}
+        if task_headers():
+            options["headers"] = task_headers()
+        if "security" in getattr(openai, "RequestOptions", dict).__annotations__:
+            options["security"] = {"bearer_auth": True}  # what `chat.completions.create` asks for
+        request = self.client().post("/chat/completions", body=self.request_body(messages, tools, config),
+                                     cast_to=ChatCompletion, options=options)
+        resp = await stainless_call(self.name, openai, request, config.timeout, KEY_VARS[0])
+        return self.parse_dict(resp.to_dict(warnings=False), profile)
+
     def parse(self, resp: Any) -> ModelOutput:
         """A ModelOutput from the SDK's ChatCompletion."""
         # warnings off: a reply the SDK's models do not expect (a tool input that is not an object)
         # is read as sent, as parse_dict reads it, without pydantic's serializer complaining
         return self.parse_dict(resp.to_dict(warnings=False))
 
-    def parse_dict(self, resp: dict[str, Any]) -> ModelOutput:
-        """A ModelOutput from a Chat Completions reply as decoded JSON."""
+    def parse_dict(self, resp: dict[str, Any], profile: wire.WireProfile | None = None) -> ModelOutput:
+        """A ModelOutput from a Chat Completions reply as decoded JSON. With a wire profile that
+        re-sends replies as its driver's client does, the reply is kept for that
+        (`provider_data`, `wire.ECHO_KEY`)."""
         choices = resp.get("choices") or []
         if not choices:
             raise ModelError(f"{self.name}: malformed reply (no choices)", retryable=True, kind="response")
@@ -197,11 +233,20 @@ class OpenAIModel(Model):
         finish = _FINISH.get(choice.get("finish_reason") or "", "unknown")
         if calls and finish == "stop":  # some compatible servers say "stop" after tool calls
             finish = "tool_calls"
+        echo = wire.echo_of(msg, profile)
         return ModelOutput(
             message=Message(role="assistant", content=content, tool_calls=calls,
-                            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None),
+                            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+                            provider_data={wire.ECHO_KEY: echo} if echo is not None else None),
             usage=usage, finish_reason=finish, model=resp.get("model") or self.model_id,
         )
+
+    async def probe(self, timeout: float = 30.0) -> None:
+        """`GET /models` (free; any answer but a failure means the endpoint is up): no chat request."""
+        import openai
+
+        client = self.client().with_options(max_retries=0, timeout=timeout)
+        await stainless_call(self.name, openai, client.models.list(), timeout, KEY_VARS[0])
 
     async def chat_completions_raw(self, kwargs: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
         """Send `client.chat.completions.create(**kwargs)` as given (the SDK builds the body) and return

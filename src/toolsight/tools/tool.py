@@ -64,6 +64,11 @@ class Tool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
 
+    def startup_warning(self, web: Any) -> str | None:
+        """What a run should be told before it starts, given its web session (None without one):
+        e.g. that this tool cannot do what its reference did with this set-up. None by default."""
+        return None
+
     async def __call__(self, raw_args: str | dict[str, Any] | None, ctx: ToolContext) -> ToolResult:
         """Parse, validate and run; any failure becomes a failed ToolResult the model can read."""
         try:

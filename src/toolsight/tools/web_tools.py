@@ -13,10 +13,13 @@ Each result also carries `extra["parts"]`: the reference agent loop's tool-messa
 parts and images (by artifact id) in its order — so a loop that reproduces the reference can send
 it as is, while the generic loop uses the text and the image artifacts.
 
-Where toolsight differs (docs/fidelity.md): `image_crop` hosts the crop on toolsight's local
-image host (`https://img.toolsight.test/<sha>.jpg`) instead of uploading it to a public dataset
-repository, and also accepts an image id or workspace file name; failures come back as a failed
-call the model can read, never as a crash of the task.
+Where toolsight differs (docs/fidelity.md): `image_crop` uploads the crop only in live mode with an
+upload backend (`TOOLSIGHT_UPLOAD`: a Hugging Face dataset repository as the reference, or an
+S3-compatible bucket), else hosts it on toolsight's local image host
+(`https://img.toolsight.test/<sha>.jpg`, which offline and replayed reverse searches read); it also
+accepts an image id or workspace file name; failures come back as a failed call the model can read,
+never as a crash of the task. A live reverse search of a hosted crop without an upload backend says
+why it cannot search instead of returning no hits.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from toolsight import imaging
 from toolsight.tools.base import Artifact, Tool, ToolContext, ToolError, ToolResult
 from toolsight.web import current_session
 from toolsight.web.summarise import GOAL_SUMMARY_PROMPT, summarise_for_goal
-from toolsight.web.types import BudgetExceeded, ImageHit, UrlRefused, WebCallError
+from toolsight.web.types import BudgetExceeded, ImageHit, NotPublic, UrlRefused, WebCallError
 
 #: the tools' descriptions and JSON schemas (toolsight's wording), in the order `browse_tools` offers them;
 #: a benchmark that shows its reference's texts passes its own (`WebTool(description, parameters)`)
@@ -277,6 +280,14 @@ class ImageSearch(WebTool):
 class ReverseImageSearch(WebTool):
     tool_name = "reverse_image_search"
 
+    def startup_warning(self, web: Any) -> str | None:
+        if getattr(web, "mode", None) == "live" and getattr(web, "uploader", "") is None:
+            return (f"{self.name}: live web without an upload backend: crops (images toolsight hosts) have no public "
+                    "URL, so crop-then-reverse-search cannot follow the reference pipeline (it uploads each crop); "
+                    "a search of a crop says so. Set TOOLSIGHT_UPLOAD=hf:OWNER/REPO or s3://BUCKET[/PREFIX] "
+                    "(docs/web.md)")
+        return None
+
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         image_url = args.get("image_url") or args.get("image")
         error: WebCallError | None = None
@@ -287,6 +298,8 @@ class ReverseImageSearch(WebTool):
                 hits = await current_session().reverse_image_search(url, IMAGE_RESULTS)
             except BudgetExceeded:
                 raise
+            except NotPublic as exc:  # not the reference's empty result: say why there is none
+                return _fail(str(exc), exc)
             except WebCallError as exc:
                 error = exc
         text = format_reverse_results(hits[:IMAGE_RESULTS])
@@ -424,12 +437,17 @@ class ImageCrop(WebTool):
             return _fail(f"[Crop] {ref}: {exc}", exc)
         except (OSError, ValueError, Image.DecompressionBombError) as exc:
             return _fail(f"[Crop] {ref} is not a readable image ({type(exc).__name__})", exc)
-        url = session.host_image(jpeg, ".jpg")
+        try:
+            url = await session.publish(jpeg, ".jpg")  # uploaded (live, with an upload backend) or hosted
+        except BudgetExceeded:
+            raise
+        except WebCallError as exc:
+            return _fail(f"[Crop] {exc}", exc)
         art = ctx.store.add_bytes(jpeg, ".jpg", parents=parents, tool_call_id=ctx.call_id, tool=self.name,
                                   size=(px[2] - px[0], px[3] - px[1]))
         text = f"The url of cropped image: {url}"
         return ToolResult(text=text, artifacts=[art], extra={
-            "parts": [{"type": "image", "artifact": art.id}, {"type": "text", "text": text}],
+            "parts": [{"type": "image", "artifact": art.id, "url": url}, {"type": "text", "text": text}],
             "url": url, "box_px": list(px)})
 
 

@@ -36,7 +36,7 @@ from toolsight.web.types import ImageHit, SearchHit, WebError
 
 MANIFEST = "manifest.json"
 FORMAT = "toolsight-corpus/1"
-INDEX_VERSION = 2  # bump when hashing or the schema changes: cached indexes are rebuilt
+INDEX_VERSION = 3  # bump when hashing, text extraction or the schema changes: cached indexes are rebuilt
 
 
 class CorpusPage(BaseModel):
@@ -142,8 +142,22 @@ def _page_text(html: bytes, base_url: str) -> tuple[str, str, dict[str, list[str
         src, alt = img.get("src"), (img.get("alt") or "").strip()
         if src and alt:
             alts.setdefault(norm_url(urljoin(base_url, src)), []).append(alt)
+    for el in doc.iter():  # a block ends a word: "<h1>Results</h1><p>Home</p>" reads "Results Home"
+        if isinstance(el.tag, str) and el.tag.lower() in _BLOCKS:
+            el.text = " " + (el.text or "")
+            el.tail = " " + (el.tail or "")
     body = " ".join(doc.text_content().split())
     return title, body, alts
+
+
+#: elements that start a new block (or line) when a browser renders them; inline ones (a, b, span, …)
+#: join their text to the words around them
+_BLOCKS = frozenset({
+    "address", "article", "aside", "blockquote", "body", "br", "caption", "dd", "details", "dialog", "div", "dl",
+    "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+    "hgroup", "hr", "html", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td",
+    "tfoot", "th", "thead", "title", "tr", "ul",
+})
 
 
 def build_index(root: Path, dest: Path) -> Path:

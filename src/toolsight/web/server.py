@@ -1,6 +1,7 @@
-"""toolsight's own local web server on 127.0.0.1: the offline corpus's files and the image host.
+"""toolsight's own local web server: the offline corpus's files and the image host.
 
-It runs an aiohttp app on an ephemeral port in a background thread with its own event loop, so
+It listens on 127.0.0.1 (or the address `TOOLSIGHT_IMAGE_HOST` names, so a model server on another
+machine can fetch hosted images) and runs an aiohttp app in a background thread with its own event loop, so
 it keeps serving while the run's loop is busy. Routes: `/c/<file>` — a file of the offline corpus
 folder (paths are checked to stay inside it); `/h/<name>` — an image the run hosts (crops, task
 inputs), kept in memory. Nothing here decides what a model may fetch: the web session maps the
@@ -17,12 +18,24 @@ from pathlib import Path
 from aiohttp import web
 
 
-class LocalServer:
-    """Start with `start()` (or as a context manager); `base_url` is `http://127.0.0.1:PORT`."""
+def _reachable(host: str) -> str:
+    return "127.0.0.1" if host in ("", "0.0.0.0", "::", "localhost") else host
 
-    def __init__(self, corpus_root: Path | None = None) -> None:
+
+class LocalServer:
+    """Start with `start()` (or as a context manager); `base_url` is `http://127.0.0.1:PORT`.
+
+    `bind` (`HOST[:PORT]`, default 127.0.0.1 on an ephemeral port) is where it listens; `public_url`
+    is how a model server on another machine reaches it (default `http://HOST:PORT` of the bind address).
+    """
+
+    def __init__(self, corpus_root: Path | None = None, bind: str | None = None, public_url: str | None = None) -> None:
         self.corpus_root = corpus_root.resolve() if corpus_root is not None else None
         self.hosted: dict[str, tuple[bytes, str]] = {}
+        host, _, port = (bind or "127.0.0.1").rpartition(":") if ":" in (bind or "") else (bind or "127.0.0.1", "", "")
+        self.bind_host = host or "127.0.0.1"
+        self.bind_port = int(port) if port.isdigit() else 0
+        self._public_url = public_url.rstrip("/") if public_url else None
         self.port = 0
         self.requests = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -33,7 +46,13 @@ class LocalServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        """Where toolsight itself reaches the server (loopback unless it listens on one address only)."""
+        return f"http://{_reachable(self.bind_host)}:{self.port}"
+
+    @property
+    def public_url(self) -> str:
+        """The base URL a model server fetches hosted images from (`/h/<name>`)."""
+        return self._public_url or self.base_url
 
     def host(self, name: str, data: bytes, content_type: str | None = None) -> str:
         """Serve `data` at `/h/<name>`; returns the local URL."""
@@ -72,7 +91,7 @@ class LocalServer:
         async def start() -> None:
             self._runner = web.AppRunner(app, access_log=None)
             await self._runner.setup()
-            site = web.TCPSite(self._runner, "127.0.0.1", 0)
+            site = web.TCPSite(self._runner, self.bind_host, self.bind_port)
             await site.start()
             server = site._server
             assert server is not None

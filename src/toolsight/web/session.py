@@ -19,6 +19,8 @@ import contextlib
 import contextvars
 import hashlib
 import json
+import os
+import re
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -36,17 +38,26 @@ from toolsight.web.summarise import Complete
 from toolsight.web.types import (
     Fetched,
     ImageHit,
+    NotPublic,
     PageText,
     ReplayMiss,
     SearchHit,
     WebCallError,
     WebError,
 )
+from toolsight.web.uploads import Uploader, uploader_from_env
 from toolsight.web.weather import CorpusWeather, OpenMeteoWeather, WeatherSource
 
 Mode = Literal["live", "offline", "replay"]
 MODES: tuple[Mode, ...] = ("live", "offline", "replay")
 HOSTED_PREFIX = "https://img.toolsight.test/"
+#: where the image host listens (`HOST[:PORT]`) and the base URL a model server reaches it by
+IMAGE_HOST_VAR = "TOOLSIGHT_IMAGE_HOST"
+IMAGE_HOST_URL_VAR = "TOOLSIGHT_IMAGE_HOST_URL"
+NOT_PUBLIC = ("{url} is an image toolsight hosts on this machine (a crop), so the live reverse image search "
+              "cannot fetch it: no upload backend is configured, and the reference pipeline (crop, upload, "
+              "search the upload) cannot be followed. Set TOOLSIGHT_UPLOAD=hf:OWNER/REPO or s3://BUCKET to "
+              "upload crops, or search the original image's URL.")
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -90,7 +101,8 @@ class WebSession:
     def __init__(self, mode: Mode, backend: Backend | None, *, record: Cassette | None = None,
                  replay: Cassette | None = None, limits: Limits | None = None,
                  summarizer: Complete | None = None, summarizer_name: str | None = None,
-                 server: LocalServer | None = None, weather: WeatherSource | None = None) -> None:
+                 server: LocalServer | None = None, weather: WeatherSource | None = None,
+                 uploader: Uploader | None = None) -> None:
         if mode == "replay" and replay is None:
             raise WebError("web replay needs a cassette")
         if mode != "replay" and backend is None:
@@ -106,6 +118,8 @@ class WebSession:
         self.server = server or LocalServer()
         #: where `web.weather.lookup_weather` gets historical weather (None in replay: the cassette answers)
         self.weather = weather
+        #: gives an image toolsight made a public URL (live mode; `web/uploads.py`, `TOOLSIGHT_UPLOAD`)
+        self.uploader = uploader
         self._hosted: dict[str, str] = {}  # normalised URL -> hosted name
         self._local: httpx.AsyncClient | None = None
         self.calls: dict[str, int] = {}
@@ -147,6 +161,8 @@ class WebSession:
             "max_image_bytes": self.limits.max_image_bytes,
             "summarizer": self.summarizer_name,
             "image_host": HOSTED_PREFIX,
+            "image_host_url": self.server.public_url + "/h/",
+            "upload": self.uploader.describe() if self.uploader is not None else None,
             "weather": self.weather.describe() if self.weather is not None else None,
         }
 
@@ -216,16 +232,17 @@ class WebSession:
         async def run() -> list[ImageHit]:
             backend = self._need_backend()
             data: bytes | None = None
+            url = image_url
             if backend.needs_image_bytes:
                 got = await self.fetch(image_url, kind="image")
                 if not got.ok:
                     raise WebCallError(f"could not load the image at {image_url} (HTTP {got.status})")
                 data = got.body
             elif self.is_toolsight_hosted(image_url):
-                raise WebCallError(
-                    f"{image_url} is hosted by toolsight on this machine; the live reverse image search needs a "
-                    "public image URL (search the original image's URL instead)")
-            return await backend.reverse_image_search(image_url, n, data)
+                if self.uploader is None:
+                    raise NotPublic(NOT_PUBLIC.format(url=image_url))
+                url = await self.publish((await self.fetch(image_url, kind="image")).body)
+            return await backend.reverse_image_search(url, n, data)
 
         return await self._recorded("reverse_image_search", {"image_url": image_url, "n": n}, run, enc, dec)
 
@@ -265,8 +282,9 @@ class WebSession:
 
         return await self._recorded("read_page", {"url": url}, lambda: self._need_backend().read_page(url), enc, dec)
 
-    async def complete(self, prompt: str, attempt: int = 1) -> str:
-        """One summariser call (recorded by prompt hash and attempt number)."""
+    async def complete(self, prompt: str, attempt: int = 1, parts: bool = False) -> str:
+        """One summariser call (recorded by prompt hash and attempt number; `parts`: the prompt as a
+        one-part content list, see `summarise.Complete`)."""
         if self.summarizer is None and self.mode != "replay":
             raise WebCallError("no summary model is configured")
         request = {"model": self.summarizer_name or "", "attempt": attempt,
@@ -274,7 +292,7 @@ class WebSession:
 
         async def run() -> str:
             assert self.summarizer is not None
-            return await self.summarizer(prompt, attempt)
+            return await self.summarizer(prompt, attempt, parts)
 
         return await self._recorded("summarise", request, run, lambda s: (s, None),
                                     lambda d, _: str(d or ""), budget=False)
@@ -290,6 +308,34 @@ class WebSession:
         model should see; live network access inside `run` should use `fetch` (policy, caps).
         """
         return await self._recorded(f"custom:{op}", request, run, lambda d: (d, None), lambda d, _: d)
+
+    # ---- public URLs ---------------------------------------------------------------------------
+    async def publish(self, data: bytes, suffix: str = ".jpg") -> str:
+        """The URL an image toolsight made (a crop) goes by: uploaded to the run's upload backend in
+        live mode (a public URL, as the reference uploads its crops), the one the recording got in
+        replay, else toolsight's own hosted URL. The image is served locally under it either way,
+        so every tool reads it without the network."""
+        name = hashlib.sha256(data).hexdigest()
+        request = {"sha256": name, "bytes": len(data), "suffix": suffix}
+        url: str | None = None
+        if self.mode == "live" and self.uploader is not None:
+            uploader = self.uploader
+            url = str(await self.custom("upload", request, lambda: uploader.upload(data, suffix)))
+        elif self.mode == "replay" and self.replay is not None and self.replay.get(call_key("custom:upload", request)):
+            url = str(await self.custom("upload", request, _never))  # the recorded run uploaded it
+        if url is None:
+            return self.host_image(data, suffix)
+        self.alias(url, data)
+        return url
+
+    def fetchable(self, url: str) -> str:
+        """The URL a model server fetches the image at `url` from: toolsight's own hosted URLs, and
+        off the live web (offline, replay: a local dataset, a generated set) a task's aliased dataset
+        URLs too, become the image host's address (`/h/<name>`); a live dataset URL is sent as it is,
+        as the reference sends it."""
+        local = self.is_toolsight_hosted(url) or (self.mode != "live" and self.is_hosted(url))
+        name = self._hosted.get(norm_url(url)) if local else None
+        return f"{self.server.public_url}/h/{name}" if name is not None else url
 
     # ---- the image host -----------------------------------------------------------------------
     def host_image(self, data: bytes, suffix: str | None = None) -> str:
@@ -320,6 +366,10 @@ class WebSession:
         resp = await self._local.get(f"{self.server.base_url}/h/{name}")
         return Fetched(url=url, final_url=url, status=resp.status_code,
                        content_type=resp.headers.get("content-type", ""), body=resp.content)
+
+
+async def _never() -> Any:
+    raise AssertionError("a replayed call is answered from the cassette")
 
 
 def parse_web_spec(spec: str | None) -> tuple[Mode | None, Path | None]:
@@ -353,7 +403,11 @@ def open_session(spec: str | None, run_dir: Path, *, default_corpus: Path | None
     if mode is None:
         mode = "offline" if default_corpus is not None else "live"
     lim = limits or Limits()
-    server = LocalServer()
+    e = env if env is not None else dict(os.environ)
+    bind, public = e.get(IMAGE_HOST_VAR) or None, e.get(IMAGE_HOST_URL_VAR) or None
+    if bind is not None and not re.fullmatch(r"[\w.\-:\[\]]+?(:\d{1,5})?", bind):
+        raise WebError(f"{IMAGE_HOST_VAR}={bind!r}: give the address the image host listens on as HOST or HOST:PORT")
+    server = LocalServer(bind=bind, public_url=public)
     record_path = run_dir / CASSETTE
     if mode == "replay":
         assert path is not None
@@ -374,11 +428,13 @@ def open_session(spec: str | None, run_dir: Path, *, default_corpus: Path | None
                            "e.g. from `toolsight generate browse`)")
         if not corpus.is_dir():
             raise WebError(f"offline corpus {corpus} is not a folder")
-        server = LocalServer(corpus)
+        server = LocalServer(corpus, bind=bind, public_url=public)
         backend = CorpusBackend(corpus, server, lim)
         weather = CorpusWeather.open(corpus)
+        uploader = None  # offline: nothing leaves the machine
     else:
         backend = LiveBackend(lim, env=env)
         weather = OpenMeteoWeather(lim, env=env)
+        uploader = uploader_from_env(e)
     return WebSession(mode, backend, record=Cassette(record_path), limits=lim, summarizer=summarizer,
-                      summarizer_name=summarizer_name, server=server, weather=weather)
+                      summarizer_name=summarizer_name, server=server, weather=weather, uploader=uploader)

@@ -14,8 +14,8 @@ session records and replays it.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, Protocol
 
 #: the summariser's prompt: the page and the goal in, a JSON object with "evidence" and "summary" out
 GOAL_SUMMARY_PROMPT = """Read the web page below and extract what is relevant to the user's goal.
@@ -35,8 +35,13 @@ Reply with a JSON object with the fields "evidence" and "summary".
 
 MAX_TRIES = 10
 
-#: (prompt, attempt) -> reply text ("" for no reply); raises nothing the caller must handle
-Complete = Callable[[str, int], Awaitable[str]]
+
+class Complete(Protocol):
+    """(prompt, attempt, parts) -> reply text ("" for no reply); raises nothing the caller must handle.
+    `parts`: send the prompt as a one-part list of content (the reference's first request) rather
+    than as a string (its re-asks)."""
+
+    def __call__(self, prompt: str, attempt: int, parts: bool = False) -> Awaitable[str]: ...
 
 
 def fill_prompt(prompt: str, content: str, goal: str) -> str:
@@ -63,10 +68,10 @@ class _Caller:
         self.complete = complete
         self.attempt = 0
 
-    async def __call__(self, prompt: str) -> str:
+    async def __call__(self, prompt: str, parts: bool) -> str:
         for _ in range(MAX_TRIES):
             self.attempt += 1
-            content = await self.complete(prompt, self.attempt)
+            content = await self.complete(prompt, self.attempt, parts)
             if content:
                 return _cut_json(content)
         return ""
@@ -74,14 +79,18 @@ class _Caller:
 
 async def summarise_for_goal(complete: Complete, content: str, goal: str,
                              prompt: str = GOAL_SUMMARY_PROMPT) -> dict[str, Any] | None:
-    """The parsed summariser reply for `content` and `goal`, or None (see the module docstring)."""
+    """The parsed summariser reply for `content` and `goal`, or None (see the module docstring). The
+    first request sends the prompt as a one-part list, the re-asks on a cut page as a string, and the
+    JSON re-asks as the last of those was sent — as the reference's `messages` do."""
     call = _Caller(complete)
-    raw: Any = await call(fill_prompt(prompt, content, goal))
+    parts = True
+    raw: Any = await call(fill_prompt(prompt, content, goal), parts)
     summary_retries = 3
     while len(raw) < 10 and summary_retries >= 0:
         truncate_length = int(0.7 * len(content)) if summary_retries > 0 else 25000
         content = content[:truncate_length]
-        raw = await call(fill_prompt(prompt, content, goal))
+        parts = False
+        raw = await call(fill_prompt(prompt, content, goal), parts)
         summary_retries -= 1
     filled = fill_prompt(prompt, content, goal)
     for _ in range(3):
@@ -89,7 +98,7 @@ async def summarise_for_goal(complete: Complete, content: str, goal: str,
             raw = json.loads(raw)
             break
         except (json.JSONDecodeError, TypeError):
-            raw = await call(filled)
+            raw = await call(filled, parts)
     else:
         return None
     if not isinstance(raw, dict) or "evidence" not in raw or "summary" not in raw:

@@ -35,6 +35,10 @@ class BudgetExceeded(WebCallError):
     """The run's web request budget is used up."""
 
 
+class NotPublic(WebCallError):
+    """An image only toolsight serves was given to a live service that must fetch it (no upload backend)."""
+
+
 class ReplayMiss(TaskAbort):
     """`--web replay` met a call the cassette does not hold: the task ends, nothing goes live."""
 

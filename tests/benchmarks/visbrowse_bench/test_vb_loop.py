@@ -89,7 +89,8 @@ def test_tool_call_without_text_crashes_the_reference(miniweb: Path, tmp_path: P
     model = ScriptModel([calls("", ("text_search", {"query": "x"})), say("<answer>1</answer>")])
     traj = _run(miniweb, tmp_path, model)
     assert traj.stop_reason == "error" and len(model.requests) == 1
-    assert traj.tool_calls[0].extra["executed"] is False and "TypeError" in traj.tool_calls[0].extra["official_crash"]
+    # the driver's crash is the task's loop error; the call never ran, so it is no tool call (issue 26 item 9)
+    assert traj.tool_calls == [] and "TypeError" in (traj.loop_error or "") and "'text_search'" in (traj.loop_error or "")
     ok = _run(miniweb, tmp_path / "c", ScriptModel([calls("", ("text_search", {"query": "x"})),
                                                      say("<answer>1</answer>")]), loop="toolsight")
     assert ok.turns[0].answer == "1" and ok.tool_calls[0].ok
@@ -100,7 +101,7 @@ def test_unknown_tool_or_bad_json_crashes_the_reference_only(miniweb: Path, tmp_
                                                              bad: tuple[str, object]) -> None:
     step = calls("Trying.", bad)  # type: ignore[arg-type]
     traj = _run(miniweb, tmp_path, ScriptModel([step, say("<answer>1</answer>")]))
-    assert traj.stop_reason == "error" and "official_crash" in traj.tool_calls[0].extra
+    assert traj.stop_reason == "error" and traj.tool_calls == [] and traj.loop_error
     model = ScriptModel([step, say("<answer>1</answer>")])
     fixed = _run(miniweb, tmp_path / "c", model, loop="toolsight")
     assert fixed.turns[0].answer == "1"

@@ -119,6 +119,8 @@ def test_unknown_tool_or_bad_json_ends_the_task_with_processing_error(loaded: tu
     traj = _run(tasks["mt-1"], root, model, "strong", tmp_path / "a")
     assert traj.turns[0].response == "Processing Error: 'web_browse'" and traj.stop_reason == "error"
     assert len(traj.turns) == 1 and len(model.seen) == 1
+    # the crash is the task's loop error; the call never ran: no tool call (issue 26 item 10)
+    assert "'web_browse'" in (traj.loop_error or "") and traj.tool_calls == [] and traj.turns[0].tool_calls == 0
     model = Scripted(lambda m, t: calls(("x1", "calculator", "{not json")))
     traj = _run(tasks["st-1"], root, model, "strong", tmp_path / "b")
     assert traj.turns[0].response.startswith("Processing Error: Expecting property name enclosed in double quotes")

@@ -172,3 +172,30 @@ def test_live_run_replayed_sends_no_request(setup: tuple[Path, Path], tmp_path: 
         assert fake.paths() == recorded  # not one request on replay
     assert _calls(rec2) == calls
     assert _cassette_backends(tmp_path / "replayed") == {"replay"}
+
+
+def test_official_loop_names_google_search_and_a_web_search_crash_is_an_error(
+        setup: tuple[Path, Path], tmp_path: Path) -> None:
+    """Issue 26 item 10: the official loop offers `google_search` (the driver's name), so the manifest and
+    `list settings` say so; a model that calls the paper's `web_search` ends the task as the driver does
+    (`Processing Error: 'web_search'`), and the summary counts that as a run error (exit 3), not "0 errors"."""
+    data, corpus = setup
+    listed = _ts("list", "settings", "visualtoolbench")
+    strong = next(ln for ln in listed.stdout.splitlines() if ln.startswith("strong"))
+    assert "google_search" in strong and "web_search" not in strong.replace("google_search", ""), strong
+
+    out = tmp_path / "run"
+    with ScriptedServer(_script("web_search", "Saltmere", "2020-08-14")) as srv:
+        r = _ts("run", "visualtoolbench", "--data", str(data), "--setting", "strong", "--model", "openai/vlm",
+                "--base-url", srv.openai_base_url, "--out", str(out), "--no-report", "--web", f"offline={corpus}")
+        offered = [t["function"]["name"] for t in srv.requests[0].body["tools"]]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [t["name"] for t in manifest["tools"]] == offered == list(P.OFFICIAL_TOOL_ORDER)
+    assert next(t for t in manifest["tools"] if t["name"] == "google_search")["description"] == P.SEARCH_DESCRIPTION
+    (rec,) = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    assert rec["trajectory"]["turns"][0]["response"] == "Processing Error: 'web_search'"
+    assert rec["trajectory"]["stop_reason"] == "error" and "'web_search'" in rec["trajectory"]["loop_error"]
+    assert rec["trajectory"]["tool_calls"] == [] and rec["score"]["passed"] is False  # scored as the driver's
+    text = r.stdout + r.stderr
+    assert "1 run error(s) (official loop crash: 1)" in text and "0 tool call(s)" in text, text
+    assert r.returncode == 3, text

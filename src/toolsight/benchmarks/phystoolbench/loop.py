@@ -1,14 +1,18 @@
 """PhysToolBench's official loop: one call per task as `src/inference.py` + `src/model_api.py` send it.
 
 The stored prompt and the image in one user message (text first, then the PNG; RGBA converted to
-RGB), no system prompt; temperature 0 and 8,192 tokens come from the setting.
+RGB, every other mode — palette, grey — as the dataset stores it), no system prompt; temperature 0
+and 8,192 tokens come from the setting, the request shapes and the SDK's retries from the driver's
+wire profile (`wire.py`).
 """
 
 from __future__ import annotations
 
 from PIL import Image
 
+from toolsight.agents.inputs import source_path
 from toolsight.agents.settings import AgentSettings
+from toolsight.benchmarks.phystoolbench.wire import SDK_WIRE
 from toolsight.log.trajectory import Trajectory, TurnResult
 from toolsight.models.base import Generate, ImagePart, Message, Model, ModelError, TextPart
 from toolsight.tasks.schema import Task
@@ -22,11 +26,13 @@ class OfficialAgent:
         self.model = model
         self.settings = settings
         self.generate = generate
+        self.config = settings.generate.model_copy(update={"wire": SDK_WIRE})
 
     @staticmethod
     def png_part(art: Artifact, toolbox: Toolbox) -> ImagePart:
-        """The image re-encoded as the official client does: PIL, RGBA -> RGB, saved as PNG."""
-        src = toolbox.store.path(art)
+        """The image re-encoded as the official client does: the dataset's image read with PIL,
+        RGBA -> RGB, saved as PNG (a palette image stays a palette PNG)."""
+        src = source_path(toolbox.store.workspace, art)
         dest_dir = toolbox.store.workspace / ".sent"
         dest_dir.mkdir(exist_ok=True)
         dest = dest_dir / f"{art.id}.official.png"
@@ -47,7 +53,7 @@ class OfficialAgent:
             user = Message(role="user", content=[TextPart(text=text), *[self.png_part(a, toolbox) for a in images]])
             traj.messages.append(user)
             try:
-                out = await self.generate([user], [], self.settings.generate)
+                out = await self.generate([user], [], self.config)
             except ModelError as exc:
                 traj.stop_reason = "model_error"
                 traj.turns.append(TurnResult(index=ti, stop_reason="model_error", rounds=1,

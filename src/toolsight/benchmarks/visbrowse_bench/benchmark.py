@@ -12,9 +12,11 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from toolsight.agents.registry import Solver, make_agent
 from toolsight.agents.settings import AgentSettings, QuestionView
-from toolsight.benchmarks.base import Benchmark, LoadedTasks, ScorerFactory
+from toolsight.benchmarks.base import Benchmark, BenchmarkOptions, LoadedTasks, ScorerFactory
 from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
 from toolsight.benchmarks.visbrowse_bench.data import (
     BENCHMARK,
@@ -95,8 +97,17 @@ def _starter_tasks(ctx: StarterContext) -> list[Task]:
     return tasks
 
 
+class VisBrowseOptions(BenchmarkOptions):
+    """VisBrowse-Bench's own run options (`-B KEY=VALUE`)."""
+
+    inline_images: bool = Field(
+        default=False, description="official loop: send every image as a base64 data URL instead of by its URL "
+        "(the reference sends URLs: the dataset's, the uploaded crop's); for a model server that cannot fetch them")
+
+
 class VisBrowseBenchmark(Benchmark):
     name = BENCHMARK
+    Options = VisBrowseOptions
     description = ("VisBrowse-Bench (169 tasks, 7 domains): visual-native web browsing; --data = the repo folder, "
                    "its JSONL, or a `toolsight generate browse` folder (offline mini-web)")
     default_setting = DEFAULT_SETTING
@@ -125,7 +136,8 @@ class VisBrowseBenchmark(Benchmark):
             return make_agent(settings.agent, model, settings, generate)
         from toolsight.benchmarks.visbrowse_bench.loop import VisBrowseAgent
 
-        return VisBrowseAgent(model, settings, generate, official=settings.loop == "official")
+        inline = bool(getattr(self.options, "inline_images", False))
+        return VisBrowseAgent(model, settings, generate, official=settings.loop == "official", inline_images=inline)
 
     def load(self, data: Path | None) -> LoadedTasks:
         if data is None:

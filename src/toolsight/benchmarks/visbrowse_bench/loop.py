@@ -11,8 +11,10 @@ round one assistant reply. It reproduces, bugs included:
 - after 15 tool rounds "You must answer now …" is appended; a 16th reply without an answer, or
   eleven empty replies in a row, end the task with 'No answer';
 - a reply with tool calls but no text, a reply naming a tool the reference does not have, or
-  arguments that are not JSON crash the reference (its `gen` becomes 'No Answer'): the task ends
-  with stop reason `error` and no answer; a reply with neither an answer nor a tool call re-sends
+  arguments that are not JSON crash the reference (its error handler raises again and the whole
+  driver process exits): the task ends with stop reason `error`, no answer and the reason in
+  `Trajectory.loop_error` (a run error in the summary; the crashing reply's calls never ran and are
+  not tool calls), and the run goes on; a reply with neither an answer nor a tool call re-sends
   the previous round's tool message (the reference's stale `tool_call` variable), or crashes when
   there is none.
 
@@ -33,6 +35,7 @@ from typing import Any
 from toolsight.agents.answer import extract_answer
 from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings
+from toolsight.benchmarks.visbrowse_bench.wire import INLINE_WIRE, SDK_WIRE
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import (
     Generate,
@@ -75,12 +78,16 @@ def render_input(template: str, question: str, urls: list[str]) -> str:
 class VisBrowseAgent:
     """One task through the reference loop (`official=True`) or the corrected one."""
 
-    def __init__(self, model: Model, settings: AgentSettings, generate: Generate, official: bool) -> None:
+    def __init__(self, model: Model, settings: AgentSettings, generate: Generate, official: bool,
+                 inline_images: bool = False) -> None:
         self.model = model
         self.settings = settings
         self.generate = generate
         self.official = official
         self.images_in_tool = official or model.tool_image_mode == "tool"
+        #: official: the driver's request shapes (wire.py); images by URL unless inlined (-B inline_images)
+        wire = (INLINE_WIRE if inline_images else SDK_WIRE) if official else None
+        self.config = settings.generate.model_copy(update={"wire": wire}) if wire is not None else settings.generate
 
     # ---- inputs ---------------------------------------------------------------------------
     def _input_urls(self, task: Task, toolbox: Toolbox, inputs: dict[str, Artifact]) -> list[str]:
@@ -105,7 +112,7 @@ class VisBrowseAgent:
         """One reply with content or tool calls; None after the reference's 11 empty tries."""
         for _ in range(GEN_TIMES + 1):
             try:
-                out = await self.generate(list(msgs), specs, self.settings.generate)
+                out = await self.generate([_fetchable_images(m) for m in msgs], specs, self.config)
             except ModelError as exc:
                 raise TaskFailed(f"model error: {exc}", traj) from exc
             traj.model_calls += 1
@@ -127,7 +134,8 @@ class VisBrowseAgent:
         question = str(turn.meta.get("question", turn.prompt))
         user_parts: list[TextPart | ImagePart] = [TextPart(text=render_input(s.user_template, question, urls))]
         input_arts = [inputs[i.path] for i in turn.images if i.path in inputs]
-        user_parts += [ImagePart(path=str(toolbox.store.path(a)), artifact_id=a.id) for a in input_arts]
+        user_parts += [ImagePart(path=str(toolbox.store.path(a)), artifact_id=a.id, url=_web_url(url))
+                       for a, url in zip(input_arts, urls, strict=False)]
         msgs: list[Message] = []
         if s.system_prompt:
             msgs.append(Message.system(s.system_prompt))
@@ -196,12 +204,13 @@ class VisBrowseAgent:
             if max_steps == 0:
                 msgs.append(Message.user(MUST_ANSWER))
 
-    def _crash(self, traj: Trajectory, calls: list[ToolCall], why: str) -> None:
-        traj.tool_calls.append(ToolCallRecord(
-            id=calls[-1].id if calls else "official-crash", turn=0, round=0, name=calls[-1].name if calls else "",
-            arguments=calls[-1].arguments if calls else "", ok=False,
-            error=f"the reference loop crashes here ({why}); its answer becomes 'No Answer'",
-            extra={"official_crash": why, "executed": False}))
+    @staticmethod
+    def _crash(traj: Trajectory, calls: list[ToolCall], why: str) -> None:
+        """Where the reference's loop raises: the task ends here (`loop_error`). The reply's calls
+        never ran, so they are not tool calls (no record, no tool metrics)."""
+        named = f" (the reply asked for {', '.join(repr(c.name) for c in calls)})" if calls else ""
+        traj.loop_error = (f"the reference loop crashes here: {why}{named}; the driver's process exits, writing "
+                           "nothing for this task or any later one")
 
     async def _run_calls(self, calls: list[ToolCall], toolbox: Toolbox, traj: Trajectory, seen: list[str],
                          st: _State) -> list[Message] | None:
@@ -267,12 +276,30 @@ class VisBrowseAgent:
         for p in raw:
             if p.get("type") == "image":
                 art = toolbox.store.get(str(p.get("artifact")))
-                if art is not None:
+                if art is not None:  # by its URL where the reference sends one (a crop), else inlined
+                    url = p.get("url")
                     parts.append(ImagePart(path=str(toolbox.store.path(art)), artifact_id=art.id,
-                                           mime=_mime(toolbox.store.path(art))))
+                                           mime=_mime(toolbox.store.path(art)),
+                                           url=_web_url(url) if isinstance(url, str) else None))
             else:
                 parts.append(TextPart(text=str(p.get("text", ""))))
         return parts
+
+
+def _web_url(url: str | None) -> str | None:
+    """An image's web URL (the dataset's, a crop's), or None for a file name: an image without one is inlined."""
+    return url if url and url.startswith(("http://", "https://")) else None
+
+
+def _fetchable_images(m: Message) -> Message:
+    """`m` as it is sent: an image toolsight hosts goes by its image host's address (the run's port),
+    which a model server can fetch; the trajectory keeps the stable hosted URL."""
+    session = maybe_session()
+    if session is None or not any(isinstance(p, ImagePart) and p.url for p in m.content):
+        return m
+    parts = [p.model_copy(update={"url": session.fetchable(p.url)}) if isinstance(p, ImagePart) and p.url else p
+             for p in m.content]
+    return m.model_copy(update={"content": parts})
 
 
 def _mime(path: Path) -> str:

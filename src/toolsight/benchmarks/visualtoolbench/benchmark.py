@@ -16,6 +16,7 @@ A data folder with a `corpus/` (the generated demo) makes `--web offline` its de
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from toolsight.benchmarks.visualtoolbench import data as D
 from toolsight.benchmarks.visualtoolbench import prompts as P
 from toolsight.benchmarks.visualtoolbench.taxonomy import CATEGORY_VOCABULARY
 from toolsight.log.modes import scorer_mode as check_mode
+from toolsight.log.toolspec import ToolSpec
 from toolsight.models.base import Generate, GenerateConfig, Model
 from toolsight.scoring.base import Scorer
 from toolsight.tasks.schema import Task
@@ -215,6 +217,26 @@ class VisualToolBenchmark(Benchmark):
 
             return VTBOfficialAgent(model, settings, generate)
         return make_agent(settings.agent, model, settings, generate)
+
+    def offered_tools(self, settings: AgentSettings) -> list[str]:
+        """The official loop offers the reference's tools by their names (`google_search`, not `web_search`)."""
+        if settings.loop != "official" or settings.agent != "default" or not settings.tools:
+            return super().offered_tools(settings)
+        from toolsight.benchmarks.visualtoolbench.tools import official_names
+        from toolsight.tools.registry import build_tools
+
+        return list(official_names(t.name for t in build_tools(settings.tools, extra=self.toolsets())))
+
+    def offered_specs(self, settings: AgentSettings, tools: Sequence[Tool]) -> list[ToolSpec]:
+        """The official loop's descriptors; the image tool's shows a placeholder image list and save
+        folder (each turn sends its own: `<workspace>/turn_<t>`)."""
+        if settings.loop != "official" or settings.agent != "default" or not settings.tools:
+            return super().offered_specs(settings, tools)
+        from toolsight.benchmarks.visualtoolbench.tools import TurnFiles, official_names, official_specs
+
+        turn = TurnFiles(Path("<workspace>/turn_<t>"), ["<workspace>/turn_<t>/<the turn's first image>"])
+        by_name = {t.name: t for t in tools}
+        return official_specs(official_names(by_name), by_name, turn)
 
     def record_extra(self, task: Task) -> dict[str, Any]:
         return {**super().record_extra(task), "turncase": task.tags.get("turncase", "")}

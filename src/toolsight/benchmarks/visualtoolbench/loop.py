@@ -15,7 +15,9 @@ What it reproduces (reference `scripts/model_inference.py`, `run_model_response_
   turn's answer is the literal "Model hit the maximum number of tool calls";
 - a tool name the setting does not offer, or arguments that are not JSON, end the task in the
   reference (`Processing Error: …` replaces its answer): here the turn's answer is that string and
-  the task stops (stop reason `error`);
+  the task stops (stop reason `error`, the reason in `Trajectory.loop_error`: scored as the driver
+  scores it, and a run error in the run's summary); the call that crashed never ran and is not a
+  tool call;
 - the no-tool setting sends no system prompt; single-turn tasks get `[text, image]`, multi-turn
   tasks only the text history and the prompt — the reference's multi-turn no-tool branch sends no
   image at all.
@@ -42,6 +44,7 @@ from toolsight.benchmarks.visualtoolbench.tools import (
     UnknownOfficialTool,
     start_turn,
 )
+from toolsight.benchmarks.visualtoolbench.wire import LITELLM_WIRE
 from toolsight.log.toolspec import ToolSpec
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import (
@@ -85,6 +88,8 @@ class VTBOfficialAgent:
         self.model = model
         self.settings = settings
         self.generate = generate
+        #: the driver's request settings, sent in the shapes its LiteLLM client sends (wire.py)
+        self.config = settings.generate.model_copy(update={"wire": LITELLM_WIRE})
 
     async def run(self, task: Task, toolbox: Toolbox, inputs: dict[str, Artifact]) -> Trajectory:
         s = self.settings
@@ -118,7 +123,7 @@ class VTBOfficialAgent:
 
     async def _call(self, msgs: list[Message], specs: list[ToolSpec], traj: Trajectory) -> ModelOutput:
         try:
-            out = await self.generate(msgs, specs, self.settings.generate)
+            out = await self.generate(msgs, specs, self.config)
         except ModelError as exc:
             traj.stop_reason = "model_error"
             raise TaskFailed(f"model error: {exc}", traj) from exc
@@ -170,8 +175,9 @@ class VTBOfficialAgent:
                 response = message.text
                 stop = "answered" if response.strip() else "no_answer"
                 break
+            before = len(traj.tool_calls)
             error = await self._run_calls(message.tool_calls, ti, rounds, tools, files, toolbox, msgs, seen, traj)
-            calls_made += len(message.tool_calls)
+            calls_made += len(traj.tool_calls) - before  # the calls that ran (not one the driver crashed on)
             if error is not None:
                 response, stop = P.PROCESSING_ERROR.format(error=error), "error"
                 break
@@ -188,12 +194,13 @@ class VTBOfficialAgent:
             try:
                 args = json.loads(call.arguments)
             except json.JSONDecodeError as exc:  # raised before the reference's try: the task ends
-                self._record(traj, call, ti, round_no, ok=False, text="", error=f"arguments are not JSON: {exc}")
-                return str(exc)
+                traj.loop_error = f"the driver ends the task: the arguments of {call.name!r} are not JSON ({exc})"
+                return str(exc)  # nothing ran: not a tool call
             try:
                 outcome = await tools.call(call.name, args, call.id, files)
             except UnknownOfficialTool:
-                self._record(traj, call, ti, round_no, ok=False, text="", error=f"unknown tool {call.name!r}")
+                offered = ", ".join(tools.names) or "none"
+                traj.loop_error = f"the driver ends the task: the model called {call.name!r}, not offered ({offered})"
                 return str(KeyError(call.name))
             text = str(outcome.observation)
             rec = self._record(traj, call, ti, round_no, ok=outcome.ok, text=text, error=outcome.error,

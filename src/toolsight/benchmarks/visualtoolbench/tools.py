@@ -4,10 +4,10 @@ The official loop (`vtb_loop`) does not show the model toolsight's own tool text
 reference's descriptors (`VisionTools.get_tools`: the image-path list and save folder inside the
 `python_image_processing` description, names and schemas verbatim) and returns the reference's
 observation dicts as `str(dict)` (`{'ok': 'true', 'stdout': …, 'output_paths': […]}`). Model code
-still runs in toolsight's sandbox, but inside a prelude that rebuilds the reference's `exec`
-namespace — the restricted `__builtins__` (no `sum`, `round`, `open`, `class`), separate globals
-and locals, the `SafeImage` wrapper whose `open` is broken (`Image.Image.open`), lazily imported
-packages — so code that failed in the reference fails here too. New images are found as the
+still runs in toolsight's sandbox, but inside the reference's `exec` namespace (`driver_exec.py`: the
+restricted `__builtins__`, separate globals and locals, the `SafeImage` wrapper whose `open` is
+broken, lazily imported packages), so code that failed in the reference fails here too, with the
+traceback the driver prints (its `scripts/tools.py` frames, relative). New images are found as the
 reference finds them: `transformed_image_<i>.png` names that were not in the save folder before
 the call (an overwritten file is not new). The calculator is the reference's AST evaluator
 (`^` is XOR → error, one-argument functions, `str(result)`), with a size guard on powers.
@@ -29,7 +29,7 @@ import operator
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,10 +38,11 @@ from PIL import Image
 
 from toolsight import sandbox
 from toolsight.benchmarks.visualtoolbench import prompts as P
+from toolsight.benchmarks.visualtoolbench.driver_exec import CODE_EXIT, wrap_code
 from toolsight.benchmarks.visualtoolbench.web import OFFICIAL_WEB
 from toolsight.log.toolspec import ToolSpec
 from toolsight.sandbox.models import ExecResult, Limits
-from toolsight.tools.base import Artifact, Toolbox, ToolResult
+from toolsight.tools.base import Artifact, Tool, Toolbox, ToolResult
 
 IMAGE_TOOL = "python_image_processing"
 INTERPRETER_TOOL = "python_interpreter"
@@ -49,7 +50,6 @@ CALCULATOR_TOOL = "calculator"
 #: toolsight tool name -> the reference's name for it
 OFFICIAL_NAMES = {"web_search": "google_search"}
 _TRANSFORMED = re.compile(r"^transformed_image_(\d+)\.png$", re.IGNORECASE)
-_CODE_EXIT = 86  # the prelude's exit code for "the model's code raised" (the reference's ok = "false")
 MAX_IMAGE_BYTES = 20 << 20
 MAX_IMAGE_PIXELS = 40_000_000
 
@@ -134,81 +134,10 @@ _SIGNATURES: dict[str, Callable[..., str]] = {IMAGE_TOOL: _image_sig, INTERPRETE
                                                CALCULATOR_TOOL: _calc_sig}
 
 
-# ---------------------------------------------------------------------------------------- code prelude
-
-_PRELUDE = r'''
-def _vtb_official(_code, _kind, _save):
-    import builtins as _b, importlib as _il, sys as _sys, traceback as _tb
-    from pathlib import Path as _Path
-    from PIL import Image as _PILImage
-
-    class SafeImage:
-        def __init__(self, *args, **kwargs):
-            self._image = _PILImage.Image(*args, **kwargs)
-        def __getattr__(self, name):
-            return getattr(self._image, name)
-        def show(self, *args, **kwargs):
-            pass
-        @staticmethod
-        def open(*args, **kwargs):
-            img = _PILImage.Image.open(*args, **kwargs)
-            safe_img = SafeImage()
-            safe_img._image = img
-            return safe_img
-
-    class _Lazy:
-        def __init__(self, module, attr=None):
-            self._m, self._a = module, attr
-        def _t(self):
-            obj = _il.import_module(self._m)
-            return getattr(obj, self._a) if self._a else obj
-        def __getattr__(self, name):
-            return getattr(self._t(), name)
-        def __call__(self, *args, **kwargs):
-            return self._t()(*args, **kwargs)
-
-    class SafePyplot:
-        def __getattr__(self, name):
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-            return getattr(plt, name)
-        def show(self, *args, **kwargs):
-            pass
-
-    names = ("print", "range", "len", "min", "max", "abs", "float", "int", "str", "list", "dict", "set",
-             "tuple", "enumerate", "zip", "map", "filter", "__import__")
-    g = {"__builtins__": {n: getattr(_b, n) for n in names}}
-    import numpy as np
-    if _kind == "image":
-        import cv2
-        g.update({"Image": SafeImage, "np": np, "cv2": cv2, "plt": SafePyplot(),
-                  "PROCESSED_IMAGE_SAVE_PATH": _Path(_save)})
-    else:
-        pd = _Lazy("pandas")
-        g.update({"np": np, "pandas": pd, "pd": pd, "requests": _Lazy("requests"), "scipy": _Lazy("scipy.stats"),
-                  "sklearn": _Lazy("sklearn"), "simpy": _Lazy("simpy"), "tabulate": _Lazy("tabulate", "tabulate"),
-                  "BeautifulSoup": _Lazy("bs4", "BeautifulSoup"), "Image": SafeImage, "plt": SafePyplot()})
-    try:
-        exec(compile(_code, "<llm_code>", "exec"), g, {})
-    except Exception as exc:
-        te = _tb.TracebackException.from_exception(exc)
-        te.stack = _tb.StackSummary.from_list([f for f in te.stack if f.filename == "<llm_code>"])
-        _sys.stderr.write("".join(te.format()))
-        _sys.stderr.flush()
-        raise SystemExit(__EXIT__)
-'''.replace("__EXIT__", str(_CODE_EXIT))
-
-
-def wrap_code(code: str, kind: str, save_dir: str) -> str:
-    """Model code wrapped in the reference's exec namespace (`kind` = 'image' or 'interpreter')."""
-    return f"{_PRELUDE}\n_vtb_official({code!r}, {kind!r}, {save_dir!r})\n"
-
-
 def _stderr(res: ExecResult) -> str:
     """The model-visible stderr: the code's own, plus why the sandbox stopped it (a limit), if it did."""
     err = res.stderr
-    if not res.ok and res.error and res.error != f"SystemExit: {_CODE_EXIT}":
+    if not res.ok and res.error and res.error != f"SystemExit: {CODE_EXIT}":
         err += ("" if not err or err.endswith("\n") else "\n") + f"{res.error}\n"
     return err
 
@@ -277,35 +206,47 @@ class UnknownOfficialTool(KeyError):
     """The reference's `available_functions[name]` KeyError: ends the task with 'Processing Error'."""
 
 
+def official_names(present: Iterable[str]) -> dict[str, str]:
+    """Official name -> toolbox tool name of the tools `present`: in the reference's `get_tools`
+    order (`web_search` as `google_search`), then any others by name."""
+    present = set(present)
+    names: dict[str, str] = {}
+    for official in P.OFFICIAL_TOOL_ORDER:
+        inner = next((n for n in present if OFFICIAL_NAMES.get(n, n) == official), None)
+        if inner is not None:
+            names[official] = inner
+    for n in sorted(present):
+        if OFFICIAL_NAMES.get(n, n) not in names:
+            names[OFFICIAL_NAMES.get(n, n)] = n
+    return names
+
+
+def official_specs(names: Mapping[str, str], tools: Mapping[str, Tool], turn: TurnFiles) -> list[ToolSpec]:
+    """The descriptors the reference sends for `names` (`official_names`) in `turn`: its own texts,
+    the image tool's with the turn's image list and save folder; other tools' own specs."""
+    out: list[ToolSpec] = []
+    for official, inner in names.items():
+        if official == IMAGE_TOOL:
+            desc = P.IMAGE_DESCRIPTION.format(image_list=repr(turn.image_list), save_path=turn.save_path)
+            out.append(ToolSpec(name=official, description=desc, parameters=P.CODE_PARAMETERS))
+        elif official in _DESCRIPTORS:
+            d, params = _DESCRIPTORS[official]
+            out.append(ToolSpec(name=official, description=d, parameters=params))
+        else:
+            out.append(tools[inner].spec())
+    return out
+
+
 class OfficialTools:
     """The tools of one task as the reference shows and runs them, built over the run's toolbox."""
 
     def __init__(self, toolbox: Toolbox, limits: Limits | None = None) -> None:
         self.toolbox = toolbox
         self.limits = limits or Limits()
-        present = set(toolbox.tools)
-        # official name -> toolbox tool name, in the reference's get_tools order, then any others
-        self.names: dict[str, str] = {}
-        for official in P.OFFICIAL_TOOL_ORDER:
-            inner = next((n for n in present if OFFICIAL_NAMES.get(n, n) == official), None)
-            if inner is not None:
-                self.names[official] = inner
-        for n in sorted(present):
-            if OFFICIAL_NAMES.get(n, n) not in self.names:
-                self.names[OFFICIAL_NAMES.get(n, n)] = n
+        self.names = official_names(toolbox.tools)
 
     def specs(self, turn: TurnFiles) -> list[ToolSpec]:
-        out: list[ToolSpec] = []
-        for official, inner in self.names.items():
-            if official == IMAGE_TOOL:
-                desc = P.IMAGE_DESCRIPTION.format(image_list=repr(turn.image_list), save_path=turn.save_path)
-                out.append(ToolSpec(name=official, description=desc, parameters=P.CODE_PARAMETERS))
-            elif official in _DESCRIPTORS:
-                d, params = _DESCRIPTORS[official]
-                out.append(ToolSpec(name=official, description=d, parameters=params))
-            else:
-                out.append(self.toolbox.tools[inner].spec())
-        return out
+        return official_specs(self.names, self.toolbox.tools, turn)
 
     async def call(self, name: str, args: Any, call_id: str, turn: TurnFiles) -> Outcome:
         """Run one call. Raises UnknownOfficialTool for a name the setting does not offer."""

@@ -3,9 +3,10 @@
 Routes: OpenAI `POST /v1/chat/completions` (also `/chat/completions`; server-sent events when the
 body asks for `stream: true`), OpenAI `POST /v1/responses` (the Responses API, with a step's
 `code_interpreter` runs as hosted `code_interpreter_call` items), Anthropic `POST /v1/messages`,
-Gemini `POST /v1beta/models/{model}:generateContent`. Every reply reports usage; every request is
-recorded in `ScriptedServer.requests` so tests can check what an SDK really sent. A Chat Completions
-request's `stop` strings cut the scripted text as a real server would (`_apply_stop`).
+Gemini `POST /v1beta/models/{model}:generateContent`, and the models listings (`GET /v1/models`,
+`GET /v1beta/models`) that health probes use. Every reply reports usage; every request is recorded in
+`ScriptedServer.requests` so tests can check what an SDK really sent. A Chat Completions request's
+`stop` strings cut the scripted text as a real server would (`_apply_stop`).
 
     with ScriptedServer(script) as srv:      # background thread, 127.0.0.1, ephemeral port
         model = get_model("openai/x", base_url=srv.base_url + "/v1")
@@ -25,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -267,6 +269,33 @@ def _apply_stop(step: Step, stop: Any) -> Step:
     return step.model_copy(update={"text": step.text[:min(cuts)], "finish_reason": "stop"})
 
 
+#: a per-request token map: the request body in, `{"$token": "value"}` out (`ScriptedServer(tokens=…)`)
+Tokens = Callable[[dict[str, Any]], dict[str, str]]
+
+
+def _replace_tokens(value: Any, tokens: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        for k, v in tokens.items():
+            value = value.replace(k, v)
+        return value
+    if isinstance(value, list):
+        return [_replace_tokens(x, tokens) for x in value]
+    if isinstance(value, dict):
+        return {k: _replace_tokens(x, tokens) for k, x in value.items()}
+    return value
+
+
+def substitute_tokens(step: Step, tokens: dict[str, str]) -> Step:
+    """The step with each token in its tool calls' arguments replaced: in the string values of object
+    arguments, and inside raw-string arguments (the value JSON-escaped, as it sits in a JSON string)."""
+    if not tokens or not step.tool_calls:
+        return step
+    escaped = {k: json.dumps(v)[1:-1] for k, v in tokens.items()}
+    calls = [c.model_copy(update={"arguments": _replace_tokens(c.arguments, tokens) if isinstance(c.arguments, dict)
+                                  else _replace_tokens(c.arguments, escaped)}) for c in step.tool_calls]
+    return step.model_copy(update={"tool_calls": calls})
+
+
 async def _openai_sse(request: web.Request, reply: dict[str, Any]) -> web.StreamResponse:
     """A Chat Completions reply as server-sent events: one chunk with the role (+ reasoning, +
     content), one per tool call (id, name and complete arguments), one with the finish reason,
@@ -342,10 +371,13 @@ class ScriptedServer:
     """Serves `script` on 127.0.0.1 from a background thread. `start()` returns the base URL."""
 
     def __init__(self, script: Script, host: str = "127.0.0.1", port: int = 0, record: bool = True,
-                 subprocess: bool = False) -> None:
+                 subprocess: bool = False, tokens: Tokens | None = None) -> None:
         """`subprocess=True` serves from a child process instead of a thread: use it for throughput
-        measurements (a server thread competes with the client for the GIL); `requests` stays empty."""
+        measurements (a server thread competes with the client for the GIL); `requests` stays empty.
+        `tokens`: resolves script tokens from each request (e.g. `$input` = the image path its tool
+        description names), so one script plays against harnesses that name things differently."""
         self.script = script
+        self.tokens = tokens
         self.subprocess = subprocess
         self._proc: sp.Popen[str] | None = None
         self._script_file: Path | None = None
@@ -381,7 +413,32 @@ class ScriptedServer:
         app.router.add_post("/v1/messages", self._anthropic)
         app.router.add_post("/v1beta/models/{model}:generateContent", self._google)
         app.router.add_post("/v1/models/{model}:generateContent", self._google)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/v1beta/models", self._models)
         return app
+
+    async def _models(self, request: web.Request) -> web.StreamResponse:
+        """The models listing (what providers probe an endpoint with): it plays the next step of the
+        request's key like a chat request — a fault step answers with its error, anything else with
+        a one-model listing (readable by the OpenAI, Anthropic and Gemini SDKs)."""
+        wire = "google" if request.path.startswith("/v1beta") else "openai"
+        key = header_task(request.headers.get(TASK_HEADER))
+        step = self.player.next_step(key, 0)
+        if self.record:
+            self.requests.append(RecordedRequest(wire=wire, path=request.path, headers=dict(request.headers), body={},
+                                                 task=key, step=step.model_dump(exclude_defaults=True),
+                                                 received=time.time()))
+        if step.fault == "drop":
+            if request.transport is not None:
+                request.transport.abort()
+            raise asyncio.CancelledError
+        if step.fault == "status":
+            headers = {"Retry-After": f"{step.retry_after:g}"} if step.retry_after is not None else None
+            return web.json_response(_error_body(wire, step.status), status=step.status, headers=headers)
+        model = {"id": "scripted", "object": "model", "type": "model", "created": 0, "owned_by": "toolsight",
+                 "display_name": "scripted", "created_at": "1970-01-01T00:00:00Z", "name": "models/scripted"}
+        return web.json_response({"object": "list", "data": [model], "models": [model], "has_more": False,
+                                  "first_id": "scripted", "last_id": "scripted"})
 
     async def _openai(self, request: web.Request) -> web.StreamResponse:
         return await self._handle(request, "openai")
@@ -444,6 +501,8 @@ class ScriptedServer:
         model = str(body.get("model") or request.match_info.get("model") or "scripted")
         if step.fault == "malformed":
             return _malformed(step, wire, model)
+        if self.tokens is not None:
+            step = substitute_tokens(step, self.tokens(body))
         step = _substitute_prev(step, body)
         if wire == "openai":
             step = _apply_stop(step, body.get("stop"))
