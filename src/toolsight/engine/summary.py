@@ -14,9 +14,7 @@ from toolsight.calls.limiter import LimitView
 from toolsight.calls.retry import CallStats
 from toolsight.errors import EXIT_ABORTED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_ERRORS, ToolsightError
 from toolsight.log.record import Record
-
-#: the kind of run error of a task an official loop ended where its driver crashes (`Trajectory.loop_error`)
-LOOP_CRASH = "official loop crash"
+from toolsight.log.trajectory import LOOP_CRASH
 
 
 class RunStopped(ToolsightError):

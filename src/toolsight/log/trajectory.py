@@ -87,6 +87,10 @@ class ModelCallRecord(BaseModel):
     error: str | None = None
 
 
+#: the kind of run error of a task an official loop ended where its driver crashes (`Trajectory.loop_error`)
+LOOP_CRASH = "official loop crash"
+
+
 class Trajectory(BaseModel):
     messages: list[Message] = Field(default_factory=list)
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from toolsight.log.files import read_manifest
 from toolsight.log.manifest import Manifest
+from toolsight.log.trajectory import LOOP_CRASH
 from toolsight.metrics.agreement import Agreement, AgreementCounter, HumanGrade, Key, load_human_grades
 from toolsight.metrics.cost import PriceTable, cost_usd, price_for
 from toolsight.metrics.epochs import DEFAULT_REDUCER, EpochStats, Sample, epoch_stats, reduce_task
@@ -231,6 +232,8 @@ class _Acc:
         if v.error is not None:
             self.errors[error_kind(v.error)] += 1
             return
+        if v.loop_error is not None:  # a run error of its own kind, and scored as the driver scores it
+            self.errors[LOOP_CRASH] += 1
         if v.score is None:
             self.unscored += 1
         elif v.score.error is not None:

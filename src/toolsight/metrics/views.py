@@ -177,6 +177,7 @@ class TaskView:
     chain_lengths: list[int] = field(default_factory=list)  # per turn
     ref_lengths: list[int] | None = None  # per turn
     random_guess: float | None = None  # expected score of a uniform guess over the options (record.extra)
+    loop_error: str | None = None  # an official loop ended the task where its driver crashes (still scored)
 
     @property
     def turn_type(self) -> str:
@@ -256,6 +257,7 @@ def view_of(rec: Record, score: ScoreLite | None, task: Any | None = None,
     return TaskView(
         task_id=rec.task_id, model=rec.model, setting=rec.setting, benchmark=rec.benchmark,
         tags=dict(rec.tags), epoch=rec.epoch, n_turns=max(1, n_turns), error=rec.error, score=score,
+        loop_error=traj.loop_error,
         calls=len(traj.tool_calls), ok_calls=sum(1 for c in traj.tool_calls if c.ok),
         tool_names=[c.name for c in traj.tool_calls], labels=labels,
         effective_calls=chain.length, effective_tools=[names_by_call[c] for c in chain.effective_calls],

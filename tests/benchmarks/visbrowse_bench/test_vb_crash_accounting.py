@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from toolsight.engine.summary import LOOP_CRASH
+from toolsight.log.trajectory import LOOP_CRASH
 from toolsight.metrics.compute import compute_run_metrics
 from toolsight.models.scripted.script import Script
 from toolsight.models.scripted.server import ScriptedServer
@@ -35,7 +35,7 @@ def test_a_crashing_reply_is_no_tool_call_in_summary_metrics_or_report(miniweb: 
     run = tmp_path / "run"
     with ScriptedServer(Script.model_validate({"steps": [NO_TEXT_CALL]})) as srv:
         p = _cli("run", "visbrowse-bench", "--data", str(miniweb), "--model", "openai/vb", "--base-url",
-                 srv.openai_base_url, "--limit", "2", "--out", str(run), "--no-report", tmp=tmp_path)
+                 srv.openai_base_url, "--limit", "2", "--out", str(run), "--no-report", "--no-score", tmp=tmp_path)
         sent = len(srv.requests)
     out = p.stdout + p.stderr
     assert sent == 2, out  # one reply per task, then the crash
@@ -48,6 +48,7 @@ def test_a_crashing_reply_is_no_tool_call_in_summary_metrics_or_report(miniweb: 
     m = compute_run_metrics(run)
     assert m.tool_use.calls == 0 and m.tool_use.proactivity.value == 0.0 and m.tool_use.volume.value == 0.0
     assert "" not in m.tool_use.tool_share
+    assert m.n_errors == 2 and m.error_kinds == {LOOP_CRASH: 2}  # the report counts them as the summary does
 
     rep = _cli("report", str(run), tmp=tmp_path)
     assert rep.returncode == 0, rep.stderr
