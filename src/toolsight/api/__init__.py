@@ -81,8 +81,8 @@ def _hooks(progress: bool) -> RunHooks:
     return RunHooks(started=started, progress=update, event=lambda text: print(text, file=sys.stderr, flush=True))
 
 
-async def evaluate_async(target: str, model: str, *, progress: bool = True, hooks: RunHooks | None = None,
-                         **options: Any) -> EvalResult:
+async def evaluate_async(target: str, model: str | None = None, *, progress: bool = True,
+                         hooks: RunHooks | None = None, **options: Any) -> EvalResult:
     """Run `target` (a benchmark name or a dataset folder) with `model` on the running event loop.
 
     `options` are `toolsight run`'s, as keywords: `setting`, `data`, `out`, `limit`, `task_ids`,
@@ -97,9 +97,10 @@ async def evaluate_async(target: str, model: str, *, progress: bool = True, hook
     return await run_async(opts, hooks or _hooks(progress))
 
 
-def evaluate(target: str, model: str, *, progress: bool = True, hooks: RunHooks | None = None,
+def evaluate(target: str, model: str | None = None, *, progress: bool = True, hooks: RunHooks | None = None,
              **options: Any) -> EvalResult:
-    """`evaluate_async` for synchronous code; works inside a running event loop too (Jupyter)."""
+    """`evaluate_async` for synchronous code; works inside a running event loop too (Jupyter). `model`
+    defaults to $TOOLSIGHT_MODEL, `judge` to $TOOLSIGHT_JUDGE, the run folder to $TOOLSIGHT_RUNS_DIR."""
     from toolsight.api.engine import run_sync
     from toolsight.api.options import run_options
 

@@ -44,6 +44,12 @@ def table_frame(t: Table) -> pd.DataFrame:
                 row[f"{name} lo"] = c.lo * scale if c.lo is not None else None
                 row[f"{name} hi"] = c.hi * scale if c.hi is not None else None
         rows.append(row)
+    for col in t.columns:  # counts (N, Errors, …) are ints, not 6.0: a column of whole numbers that is no percentage
+        name = col.name.replace(" [95% CI]", "")
+        values = [r.get(name) for r in rows]
+        if not col.percent and values and all(isinstance(v, int | float) and float(v).is_integer() for v in values):
+            for r in rows:
+                r[name] = int(r[name])
     frame: pd.DataFrame = _pandas().DataFrame(rows)
     return frame
 

@@ -9,6 +9,7 @@ from toolsight.agents.answer import extract_answer
 from toolsight.agents.prompts import ANSWER_TAG_SYSTEM, TOOLS_NOTE
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
+from toolsight.benchmarks.offline import GENERATED_FILE, GeneratedSet
 from toolsight.scoring.base import Score, ScoreContext, Scorer
 from toolsight.tasks.dataset import DatasetError, load_dataset
 from toolsight.tasks.schema import Task, Turn
@@ -80,6 +81,14 @@ def generic_settings() -> dict[str, AgentSettings]:
     }
 
 
+def _generated_setting(folder: Path) -> str | None:
+    """The default setting a generated folder's `generated.json` names (None: not generated, or unreadable)."""
+    try:
+        return GeneratedSet.model_validate_json((folder / GENERATED_FILE).read_text(encoding="utf-8")).setting
+    except (OSError, ValueError):
+        return None
+
+
 class DatasetBenchmark(Benchmark):
     """A toolsight dataset folder (tasks.jsonl + images)."""
 
@@ -90,6 +99,10 @@ class DatasetBenchmark(Benchmark):
     def __init__(self, path: Path | None = None) -> None:
         super().__init__()
         self.path = path
+        if path is not None:  # a generated set runs by default under the setting its reference solutions need
+            made = _generated_setting(path)
+            if made in generic_settings():
+                self.default_setting = made
 
     def settings(self) -> dict[str, AgentSettings]:
         return generic_settings()

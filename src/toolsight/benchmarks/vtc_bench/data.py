@@ -291,7 +291,7 @@ def load_vtc_bench(
         shown = ", ".join(missing_images[:5])
         raise VTCBenchError(
             f"{len(missing_images)} image(s) missing under {root} (e.g. {shown}); the images/ folder from "
-            f"https://huggingface.co/datasets/{HF_REPO} must sit next to {MAIN_TSV} (or pass image_root)"
+            f"https://huggingface.co/datasets/{HF_REPO} must sit next to {MAIN_TSV}; pass that folder with --data PATH"
         )
     for rows in gt_by_key.values():
         for gline, grow in rows:
