@@ -22,6 +22,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from toolsight.cli_runs import runs as runs_cmd
 from toolsight.errors import EXIT_ABORTED, EXIT_TASK_ERRORS, EXIT_USAGE, RunAborted, ToolsightError
 from toolsight.version import __version__
 
@@ -46,6 +47,7 @@ app = typer.Typer(
 list_app = typer.Typer(help="List benchmarks, settings, caps, models, tools and generators.", no_args_is_help=True,
                        rich_markup_mode=None, context_settings=_CONTEXT)
 app.add_typer(list_app, name="list")
+app.command("runs")(runs_cmd)  # toolsight.cli_runs: the runs under a folder
 # soft_wrap: output is never hard-wrapped at 80 columns (one-line errors, pasteable commands)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 out = Console(soft_wrap=True, highlight=False)

@@ -40,12 +40,14 @@ from toolsight.engine.task import TaskRunner, disk_full
 from toolsight.errors import RunAborted, ToolsightError, one_line
 from toolsight.log.files import (
     RECORDS,
+    atomic_write_text,
     complete_lines,
     iter_latest_records,
     read_manifest,
     write_manifest,
 )
 from toolsight.log.record import Record, record_key
+from toolsight.log.status import STATUS, RunStatus
 from toolsight.models.base import GenerateConfig, Model
 from toolsight.scoring.base import ScoreContext, Scorer
 from toolsight.tasks.dataset import dataset_hash, task_hashes
@@ -223,10 +225,34 @@ class Runner:
                     raise RunStopped(str(disk_full(exc)), RunSummary(self.run_dir, len(self.loaded.tasks))) from None
                 raise
             if self.executor is not None:
-                return await self.executor.execute(self, plan)
-            return await self._execute(plan)
+                summary = await self.executor.execute(self, plan)
+            else:
+                summary = await self._execute(plan)
+            self._write_status(summary)
+            return summary
+        except RunStopped as exc:
+            self._write_status(exc.summary, reason=str(exc))
+            raise
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            self._write_status(None, reason="interrupted (Ctrl-C)")
+            raise
         finally:
             lock.release()
+
+    def _write_status(self, summary: RunSummary | None, reason: str | None = None) -> None:
+        """status.json: how this invocation ended (`toolsight runs` reads it); never fails the run."""
+        why = reason or (summary.failed_early if summary is not None else None)
+        if summary is not None and summary.interrupted:
+            why = why or "interrupted (Ctrl-C)"
+        status = RunStatus(
+            state="interrupted" if why else "finished",
+            selected=len(self.selected) * self.opts.control.epochs,
+            done=summary.done if summary is not None else 0,
+            errors=sum(summary.errors.values()) if summary is not None else 0,
+            exit_code=summary.exit_code if summary is not None else None, reason=why,
+            ended=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        with contextlib.suppress(OSError):
+            atomic_write_text(self.run_dir / STATUS, status.model_dump_json(indent=1) + "\n")
 
     def _facts(self) -> RunFacts:
         return RunFacts(benchmark=self.bench.name, setting=self.setting_name, opts=self.opts, settings=self.settings,
