@@ -453,7 +453,19 @@ def view(
 ) -> None:
     """Build the HTML trace viewer for a run.
 
-    Two or more runs: the same tasks side by side."""
+    Two or more runs: the same tasks side by side. A folder of runs (and sweeps): an index of them, each
+    run's viewer, and (served) any two compared."""
+    if len(run_dirs) == 1 and run_dirs[0].is_dir() and not (run_dirs[0] / "manifest.json").is_file():
+        from toolsight.report.viewer_folder import build_folder_viewer, serve_folder
+
+        try:
+            if serve:
+                serve_folder(run_dirs[0], port, lambda line: out.print(line, markup=False))
+            else:
+                out.print(f"viewer: {build_folder_viewer(run_dirs[0])}", markup=False)
+        except (ToolsightError, OSError) as exc:
+            raise _fail(str(exc)) from None
+        return
     for d in run_dirs:
         if not (d / "manifest.json").is_file():
             raise _fail(f"{d} is not a run directory (no manifest.json)")
