@@ -13,6 +13,7 @@ use, disk full); 130 interrupted. `validate` exits 1 when it finds problems.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from toolsight.cli_runs import runs as runs_cmd
 from toolsight.errors import EXIT_ABORTED, EXIT_TASK_ERRORS, EXIT_USAGE, RunAborted, ToolsightError
 from toolsight.version import __version__
 
@@ -29,7 +31,9 @@ EXIT_CODES = ("Exit codes: 0 every task finished without error; 3 the run finish
               "stopped (endpoint down, credentials rejected, run directory in use, disk full); 130 Ctrl-C.")
 # plain click help (rich_markup_mode=None): it never truncates option names and reads the same in a
 # pipe and on a terminal; -h works as well as --help
-_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+# in a pipe (no terminal size) help is laid out 200 columns wide, not click's 80
+_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 200,
+            "terminal_width": shutil.get_terminal_size((200, 24)).columns}
 app = typer.Typer(
     name="toolsight",
     help="Evaluate multimodal models as agents that think with images.",
@@ -43,6 +47,7 @@ app = typer.Typer(
 list_app = typer.Typer(help="List benchmarks, settings, caps, models, agents, tools and generators.", no_args_is_help=True,
                        rich_markup_mode=None, context_settings=_CONTEXT)
 app.add_typer(list_app, name="list")
+app.command("runs")(runs_cmd)  # toolsight.cli_runs: the runs under a folder
 # soft_wrap: output is never hard-wrapped at 80 columns (one-line errors, pasteable commands)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 out = Console(soft_wrap=True, highlight=False)
@@ -101,7 +106,7 @@ def _parse_caps(caps: list[str]) -> dict[str, Any]:
 @app.command()
 def run(
     target: Annotated[str, typer.Argument(metavar="TARGET", help="a benchmark name (see `toolsight list benchmarks`) or a dataset folder")],
-    model: Annotated[str, typer.Option("--model", "-m", metavar="MODEL", help="e.g. openai/gpt-4o, anthropic/NAME, google/NAME, reference")],
+    model: Annotated[str, typer.Option("--model", "-m", metavar="MODEL", envvar="TOOLSIGHT_MODEL", help="e.g. openai/gpt-4o, anthropic/NAME, google/NAME, reference (default: $TOOLSIGHT_MODEL)")],
     setting: Annotated[str | None, typer.Option(metavar="NAME", help="setting name (see `toolsight list settings BENCH`)")] = None,
     loop: Annotated[str | None, typer.Option(help="official (the benchmark driver's requests) | toolsight (improved loop); default: the setting's")] = None,
     data: Annotated[str | None, typer.Option(metavar="PATH", help="path to the benchmark's data (official format)")] = None,
@@ -112,8 +117,9 @@ def run(
     retry_errors: Annotated[bool, typer.Option(help="with --resume: re-run tasks whose last record is an error")] = True,
     concurrency: Annotated[int, typer.Option(min=1, help="tasks in flight")] = 8,
     max_connections: Annotated[int, typer.Option(min=1, help="concurrent requests to the model")] = 32,
-    limit: Annotated[int | None, typer.Option(min=1, help="run only the first N tasks")] = None,
-    judge: Annotated[str | None, typer.Option(help="judge model for LLM-judged scoring")] = None,
+    limit: Annotated[str | None, typer.Option(metavar="N|A-B", help="run only the first N tasks, or the A-th to the B-th (from 1)")] = None,
+    fail_on_error: Annotated[float | None, typer.Option(metavar="N|FRACTION", help="stop once N tasks (or this share of them) ended in error; exit 3, resumable")] = None,
+    judge: Annotated[str | None, typer.Option(envvar="TOOLSIGHT_JUDGE", help="judge model for LLM-judged scoring (default: $TOOLSIGHT_JUDGE)")] = None,
     judge_base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL for the judge")] = None,
     judge_concurrency: Annotated[int, typer.Option(min=1)] = 8,
     no_score: Annotated[bool, typer.Option("--no-score", help="do not score as the run goes")] = False,
@@ -177,7 +183,7 @@ def run(
         raise _fail(f"--history {history!r}: use 'gold' (earlier turns' gold answers) or 'model'", EXIT_USAGE)
     if reasoning_effort not in (None, "minimal", "low", "medium", "high"):
         raise _fail(f"--reasoning-effort {reasoning_effort!r}: use minimal, low, medium or high", EXIT_USAGE)
-    from toolsight.api.options import generation, parse_assignments, parse_json_object
+    from toolsight.api.options import generation, parse_assignments, parse_json_object, parse_run_limits
     from toolsight.tasks.select import parse_tag_filters
 
     try:
@@ -189,6 +195,7 @@ def run(
         )
         caps = {**_parse_caps(cap or []), **({"history": history} if history else {})}
         tags = parse_tag_filters(tag or [])
+        limits = parse_run_limits(limit, fail_on_error)
         bench_opts = parse_assignments(bench_option or [], "-B", "NAME=VALUE")
     except ToolsightError as exc:
         raise _fail(str(exc), EXIT_USAGE) from None
@@ -203,7 +210,7 @@ def run(
         model=ModelOptions(spec=model, base_url=base_url, generate=gen, max_connections=max_connections,
                            adaptive=adaptive),
         control=RunControl(
-            out=out_dir, resume=resume, force=force, retry_errors=retry_errors, concurrency=concurrency, limit=limit,
+            out=out_dir, resume=resume, force=force, retry_errors=retry_errors, concurrency=concurrency, **limits,
             task_ids=[i for item in task_id or [] for i in item.split(",") if i] or None, tags=tags, epochs=epochs,
             retries=retries, backoff_base=backoff_base, task_timeout=task_timeout, outage_timeout=outage_timeout,
             max_retry_after=max_retry_after, cache=not no_cache, executor=executor, ray_address=ray_address,
@@ -294,7 +301,7 @@ def generate(
     from toolsight.benchmarks.generation import generate as write_set
 
     try:
-        check_request(kind, n, difficulty)  # before a progress bar is drawn
+        check_request(kind, n, difficulty, out_dir)  # before a progress bar is drawn
     except ToolsightError as exc:
         raise _fail(str(exc), EXIT_USAGE) from None
     what = f"{n} {kind} task(s) into {out_dir}"
@@ -327,7 +334,7 @@ def generate(
 @app.command()
 def score(
     run_dir: Annotated[Path, typer.Argument(help="a finished run directory")],
-    judge: Annotated[str | None, typer.Option(help="judge model spec")] = None,
+    judge: Annotated[str | None, typer.Option(envvar="TOOLSIGHT_JUDGE", help="judge model spec (default: $TOOLSIGHT_JUDGE)")] = None,
     judge_base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL for the judge")] = None,
     scorer: Annotated[str | None, typer.Option(help="scorer name (default: the benchmark's own)")] = None,
     mode: Annotated[str, typer.Option(help="official | corrected")] = "official",
@@ -419,7 +426,7 @@ def report_cmd(
             text = build_sweep_report(run_dirs[0], fmt=fmt, out_dir=out_dir)
         except (ToolsightError, ValueError, OSError) as exc:
             raise _fail(str(exc)) from None
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        _print_report(text, fmt, out_dir)
         return
     for d in run_dirs:
         if not (d / "manifest.json").is_file():
@@ -438,6 +445,14 @@ def report_cmd(
         raise _fail(str(exc), exc.exit_code) from None
     except (ValueError, OSError) as exc:
         raise _fail(str(exc)) from None
+    _print_report(text, fmt, out_dir)
+
+
+def _print_report(text: str, fmt: str, out_dir: Path | None) -> None:
+    """The report on stdout; an HTML report written to --out is only named (the page is in the folder)."""
+    if fmt == "html" and out_dir is not None:
+        out.print(f"wrote {out_dir / 'report.html'}", markup=False, highlight=False)
+        return
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
@@ -446,13 +461,25 @@ def view(
     run_dirs: Annotated[list[Path], typer.Argument(help="a run directory; two or more: compare them side by side")],
     out_dir: Annotated[Path | None, typer.Option("--out", help="where to write the site (default RUN/viewer)")] = None,
     serve: Annotated[bool, typer.Option(help="serve on 127.0.0.1 and rebuild live while records arrive")] = False,
-    port: Annotated[int, typer.Option(help="port for --serve (0 = any free port)")] = 8780,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="port for --serve (0 = any free port)")] = 8780,
     scores: Annotated[str | None, typer.Option(help="show scores-NAME.jsonl instead of the records' scores")] = None,
     prices: Annotated[Path | None, typer.Option(help="JSON price table: cost in the summary")] = None,
 ) -> None:
     """Build the HTML trace viewer for a run.
 
-    Two or more runs: the same tasks side by side."""
+    Two or more runs: the same tasks side by side. A folder of runs (and sweeps): an index of them, each
+    run's viewer, and (served) any two compared."""
+    if len(run_dirs) == 1 and run_dirs[0].is_dir() and not (run_dirs[0] / "manifest.json").is_file():
+        from toolsight.report.viewer_folder import build_folder_viewer, serve_folder
+
+        try:
+            if serve:
+                serve_folder(run_dirs[0], port, lambda line: out.print(line, markup=False))
+            else:
+                out.print(f"viewer: {build_folder_viewer(run_dirs[0])}", markup=False)
+        except (ToolsightError, OSError) as exc:
+            raise _fail(str(exc)) from None
+        return
     for d in run_dirs:
         if not (d / "manifest.json").is_file():
             raise _fail(f"{d} is not a run directory (no manifest.json)")
@@ -569,19 +596,27 @@ def list_agents() -> None:
 
 @list_app.command("tools")
 def list_tools() -> None:
-    """Tool sets, their tools, and the sandbox isolation in force."""
+    """Tool sets (the generic ones, agents' own, then each benchmark's own), their tools, and the sandbox
+    isolation in force."""
     from toolsight.agents.registry import agent_names
+    from toolsight.benchmarks.registry import loadable
     from toolsight.tools.registry import UnknownToolSet, build_tools, describe_toolsets
 
     agent_names()  # registers the tool sets agents bring with them
-
-    for name, desc in describe_toolsets().items():
+    owners: dict[str, str] = {n: "" for n in describe_toolsets()}
+    extra: dict[str, Any] = {}
+    for bench in loadable():  # the tool sets settings name that only their benchmark offers
+        for name, ts in bench.toolsets().items():
+            owners.setdefault(name, bench.name)
+            extra.setdefault(name, ts)
+    descriptions = describe_toolsets(extra)
+    for name, owner in owners.items():
+        where = f" ({owner} only)" if owner else ""
         try:
-            tools = build_tools([name])
-            names = ", ".join(t.name for t in tools)
-            out.print(f"[bold]{name}[/]: {desc}\n    {names}", highlight=False)
+            names = ", ".join(t.name for t in build_tools([name], extra=extra))
+            out.print(f"[bold]{name}[/]{where}: {descriptions[name]}\n    {names}", highlight=False)
         except UnknownToolSet as exc:
-            out.print(f"[bold]{name}[/]: unavailable ({exc})", highlight=False)
+            out.print(f"[bold]{name}[/]{where}: unavailable ({exc})", highlight=False)
     from toolsight.engine.manifest import isolation
 
     iso = isolation(True)
@@ -612,13 +647,17 @@ def _click_exceptions() -> Any:
 
 def main() -> None:
     from toolsight.api.env import load_env
-    from toolsight.diagnostics import configure_logging
+    from toolsight.diagnostics import LogSetupError, configure_logging
 
     try:
-        load_env()  # .env: API keys without exporting them (variables already set win)
+        load_env(warn=lambda line: err.print(line, markup=False))  # API keys without exporting them (set ones win)
     except Exception as exc:  # a broken .env must not hide the command's own error
         err.print(f"warning: .env not loaded: {_one_line(str(exc))}")
-    configure_logging()  # after .env, so TOOLSIGHT_LOG_LEVEL / _LOG_FILE may be set there
+    try:
+        configure_logging()  # after .env, so TOOLSIGHT_LOG_LEVEL / _LOG_FILE may be set there
+    except LogSetupError as exc:
+        err.print(f"[bold red]error:[/] {_one_line(str(exc))}")
+        sys.exit(EXIT_USAGE)
     ce = _click_exceptions()
     try:
         code = app(standalone_mode=False, prog_name="toolsight")

@@ -14,13 +14,21 @@ import os
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+class LogSetupError(ValueError):
+    """TOOLSIGHT_LOG_FILE names a file that cannot be opened (the message names it and the fix)."""
+
+
 def configure_logging(level: str | None = None) -> None:
     """Send the `toolsight` logger to stderr (or TOOLSIGHT_LOG_FILE) at `level` / TOOLSIGHT_LOG_LEVEL."""
     name = (level or os.environ.get("TOOLSIGHT_LOG_LEVEL") or "WARNING").upper()
     logger = logging.getLogger("toolsight")
     if not logger.handlers:
         path = os.environ.get("TOOLSIGHT_LOG_FILE")
-        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8") if path else logging.StreamHandler()
+        try:
+            handler: logging.Handler = logging.FileHandler(path, encoding="utf-8") if path else logging.StreamHandler()
+        except OSError as exc:
+            raise LogSetupError(f"TOOLSIGHT_LOG_FILE={path}: cannot write the log there ({exc.strerror or exc}); "
+                                "point it at a writable file or unset it") from None
         handler.setFormatter(logging.Formatter(_FORMAT))
         logger.addHandler(handler)
         logger.propagate = False

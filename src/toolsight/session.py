@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from toolsight.api.engine import RunHooks, make_model, run_sync
+from toolsight.api.engine import RunHooks, model_for_flag, run_sync
 from toolsight.api.progress import PlainProgress
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.calls.retry import CallStats
@@ -189,7 +189,7 @@ def rescore(run_dir: Path, judge: str | None, scorer: str | None, mode: str, nam
     data = manifest.dataset.path or None
     loaded = load_for_run(bench, data)
     kwargs["tasks"] = {t.id: t for t in bench.tasks_for(manifest.setting, loaded.tasks)}
-    judge_model = make_model(judge, judge_base_url) if judge else None
+    judge_model = model_for_flag("--judge", judge, judge_base_url) if judge else None
     label = name or "-".join(x for x in [scorer or bench.name, mode, (judge or "").replace("/", "_")] if x)
     path: Path = rescore_run(run_dir, sc, judge_model=judge_model, name=label, calls=calls, **kwargs)
     return path

@@ -33,8 +33,9 @@ from toolsight.engine.sweep import (
     sweep_folder,
     write_sweep_file,
 )
+from toolsight.engine.sweep_check import check_plan
 
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # lines are never hard-wrapped (docs/cli.md)
 
 
 @contextlib.contextmanager
@@ -66,6 +67,7 @@ def execute_sweep(plan_path: Path, out: Path | None = None, resume: bool = False
     plan = read_plan(plan_path)
     out = sweep_folder(plan, plan_path, out)
     check_folder(out, resume)  # before anything is written there
+    check_plan(plan, plan_path, out, make_model)  # a plan problem: exit 2, no sweep folder
     script = plan.scripted_server.script if plan.scripted_server is not None else None
     with _scripted_server(plan_path, script) as scripted_url:
         for note in generate_data(plan, plan_path, out):

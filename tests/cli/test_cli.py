@@ -42,7 +42,7 @@ def test_validate_good_and_bad(dataset: Path, tmp_path: Path) -> None:
         (["run", "{ds}", "--model", "openai/x", "--concurrency", "0"], "concurrency"),
         (["run", "{ds}", "--model", "openai/x", "--cap", "max_tool_calls"], "NAME=VALUE"),
         (["report", "{tmp}"], "not a run directory"),
-        (["view", "{tmp}"], "not a run directory"),
+        (["view", "{tmp}"], "no runs in this folder"),  # a folder: the runs under it (issue 28)
         (["list", "settings", "nope"], "neither a benchmark"),
     ],
 )

@@ -295,3 +295,36 @@ def test_html_report_links_to_the_filtered_viewer_and_does_not_overflow(tmp_path
     assert page.inner_text("#count") == "1"
 
 
+
+
+def test_a_folder_of_runs_index_then_compare_at_1400_px(two_runs: tuple[Path, Path], tmp_path: Path, page: Any) -> None:
+    """`toolsight view DIR --serve`: the index lists both runs; ticking them and pressing compare opens
+    their comparison, whose tables scroll inside the page instead of widening it (issue 28, item 6)."""
+    import threading
+
+    from toolsight.report.viewer_folder import build_folder_viewer, compare_action
+    from toolsight.report.viewer_serve import make_site_server
+
+    folder = two_runs[0].parent
+    index = build_folder_viewer(folder)
+    server = make_site_server(folder, 0, "viewer/index.html", actions={"/compare": compare_action(folder)})
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        page.set_viewport_size({"width": 1400, "height": 900})
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+        assert page.url.endswith("/viewer/index.html") and index.is_file()
+        names = page.eval_on_selector_all("#runs tbody tr", "rs => rs.map(r => r.getAttribute('data-run'))")
+        assert sorted(names) == ["base-run", "code-run"]
+        assert page.is_disabled("#compare")
+        _shot(page, tmp_path, "viewer-folder.png")
+        page.check("input.pick[value='base-run']")
+        page.check("input.pick[value='code-run']")
+        page.click("#compare")
+        page.wait_for_load_state("load")
+        assert page.url.rsplit("/compare/", 1)[-1] in ("base-run--code-run/index.html", "code-run--base-run/index.html"), page.url
+        assert len(_rows(page)) == 16
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+        _shot(page, tmp_path, "viewer-folder-compare.png")
+    finally:
+        server.shutdown()
+        server.server_close()

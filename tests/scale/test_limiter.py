@@ -101,7 +101,8 @@ def test_overloads_after_a_cut_cut_again_down_to_the_floor() -> None:
 
 
 def test_rising_latency_cuts_and_a_cut_that_does_not_help_rebaselines() -> None:
-    lim = EndpointLimiter("e", 4, max_limit=4, latency_tolerance=2.0, min_window=4)
+    # the absolute floor of a rise is lowered so that waves of tens of milliseconds show the rule
+    lim = EndpointLimiter("e", 4, max_limit=4, latency_tolerance=2.0, min_window=4, min_latency_rise_s=0.05)
 
     async def wave(seconds: float) -> None:
         await asyncio.gather(*(_request(lim, seconds) for _ in range(4)))
@@ -118,6 +119,18 @@ def test_rising_latency_cuts_and_a_cut_that_does_not_help_rebaselines() -> None:
         assert any(c.reason == "rebaseline" for c in lim.history)
 
     asyncio.run(main())
+
+
+def test_a_rise_of_milliseconds_is_no_load() -> None:
+    """An idle local server answers in a millisecond or two; ten times that is jitter, not a queue."""
+    lim = EndpointLimiter("e", 4, max_limit=4, latency_tolerance=2.0, min_window=4)
+
+    async def main() -> None:
+        for seconds in (0.002, 0.002, 0.02, 0.02, 0.02):
+            await asyncio.gather(*(_request(lim, seconds) for _ in range(4)))
+
+    asyncio.run(main())
+    assert lim.cuts == 0 and lim.current == 4, lim.history
 
 
 def test_a_cancelled_waiter_gives_its_room_back() -> None:

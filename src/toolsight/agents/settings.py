@@ -45,28 +45,28 @@ class AgentSettings(BaseModel):
     user_template: str = "{prompt}"
     answer_format: AnswerFormat = "raw"
     tools: list[str] = Field(default_factory=list, description="tool-set names from toolsight.tools.registry")
-    max_tool_calls: int = 20
-    max_rounds: int = 20
-    max_total_tokens: int | None = None
-    time_limit_s: float | None = 900.0
+    max_tool_calls: int = Field(default=20, ge=0)
+    max_rounds: int = Field(default=20, ge=1)
+    max_total_tokens: int | None = Field(default=None, ge=1)
+    time_limit_s: float | None = Field(default=900.0, gt=0)
     task_timeout_s: float | None = Field(
-        default=None, description="the runner's --task-timeout when the run gives none (None: the runner's 1200 s)",
+        default=None, gt=0, description="the runner's --task-timeout when the run gives none (None: the runner's 1200 s)",
     )
     image_feedback: Literal["auto", "tool", "user"] = "auto"
     tool_image_note: str = "Here are the images produced by tool call {call_id}."
-    max_images_in_context: int | None = 12
-    max_image_pixels: int | None = 2_000_000
+    max_images_in_context: int | None = Field(default=12, ge=1)
+    max_image_pixels: int | None = Field(default=2_000_000, ge=1)
     send_images: Literal["all", "first"] = "all"
     history: Literal["model", "gold"] = "model"
     history_images: bool = False
     text_protocol: bool | None = None
     no_tools_on_last_round: bool = False
     remaining_note: str | None = None
-    remaining_note_from: int = 5
+    remaining_note_from: int = Field(default=5, ge=0)
     last_round_note: str | None = Field(default=None, description="replaces remaining_note when one round is left; {question}")
     nudge: str | None = None
     final_nudge: str | None = None
-    max_nudges: int = 0
+    max_nudges: int = Field(default=0, ge=0)
     cap_answer: str = ""
     question_view: QuestionView | None = Field(
         default=None, description="how agents with their own prompt template (pyvision, deepeyes) read a turn; "

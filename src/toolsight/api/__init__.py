@@ -22,6 +22,7 @@ from toolsight.api.env import load_env
 
 if TYPE_CHECKING:
     from toolsight.api.engine import RunHooks, in_any_loop
+    from toolsight.api.frames import runs_df, samples_df
     from toolsight.api.options import OptionsError, run_options
     from toolsight.api.progress import PlainProgress
     from toolsight.api.result import EvalResult
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 # the engine is imported on first use: `toolsight --help` and `toolsight.api.env` stay light
 _LAZY = {
     "RunHooks": "engine", "in_any_loop": "engine", "OptionsError": "options", "run_options": "options",
-    "PlainProgress": "progress", "EvalResult": "result",
+    "PlainProgress": "progress", "EvalResult": "result", "runs_df": "frames", "samples_df": "frames",
 }
 
 
@@ -50,6 +51,10 @@ def __getattr__(name: str) -> Any:
         from toolsight.api import progress
 
         return getattr(progress, name)
+    if module == "frames":
+        from toolsight.api import frames
+
+        return getattr(frames, name)
     if module == "result":
         from toolsight.api import result
 
@@ -81,8 +86,8 @@ def _hooks(progress: bool) -> RunHooks:
     return RunHooks(started=started, progress=update, event=lambda text: print(text, file=sys.stderr, flush=True))
 
 
-async def evaluate_async(target: str, model: str, *, progress: bool = True, hooks: RunHooks | None = None,
-                         **options: Any) -> EvalResult:
+async def evaluate_async(target: str, model: str | None = None, *, progress: bool = True,
+                         hooks: RunHooks | None = None, **options: Any) -> EvalResult:
     """Run `target` (a benchmark name or a dataset folder) with `model` on the running event loop.
 
     `options` are `toolsight run`'s, as keywords: `setting`, `data`, `out`, `limit`, `task_ids`,
@@ -97,9 +102,10 @@ async def evaluate_async(target: str, model: str, *, progress: bool = True, hook
     return await run_async(opts, hooks or _hooks(progress))
 
 
-def evaluate(target: str, model: str, *, progress: bool = True, hooks: RunHooks | None = None,
+def evaluate(target: str, model: str | None = None, *, progress: bool = True, hooks: RunHooks | None = None,
              **options: Any) -> EvalResult:
-    """`evaluate_async` for synchronous code; works inside a running event loop too (Jupyter)."""
+    """`evaluate_async` for synchronous code; works inside a running event loop too (Jupyter). `model`
+    defaults to $TOOLSIGHT_MODEL, `judge` to $TOOLSIGHT_JUDGE, the run folder to $TOOLSIGHT_RUNS_DIR."""
     from toolsight.api.engine import run_sync
     from toolsight.api.options import run_options
 
@@ -108,4 +114,4 @@ def evaluate(target: str, model: str, *, progress: bool = True, hooks: RunHooks 
 
 
 __all__ = ["EvalResult", "OptionsError", "PlainProgress", "RunHooks", "RunOptions", "evaluate", "evaluate_async",
-           "in_any_loop", "load_env", "run_options"]
+           "in_any_loop", "load_env", "run_options", "runs_df", "samples_df"]

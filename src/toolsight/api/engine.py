@@ -55,11 +55,19 @@ def make_model(spec: str, base_url: str | None = None) -> Model:
     return get_model(spec, base_url=base_url)
 
 
+def model_for_flag(flag: str, spec: str, base_url: str | None) -> Model:
+    """`make_model`, its configuration error naming the flag (`--judge openai/gpt-4o: no API key …`)."""
+    from toolsight.models.base import ConfigurationError
+
+    try:
+        return make_model(spec, base_url)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"{flag} {spec}: {str(exc).removeprefix(f'{spec}: ')}") from None
+
+
 def _check_data(opts: RunOptions) -> None:
     """`--data` belongs to a named benchmark; a dataset folder target is its own data."""
     if opts.data is None or opts.benchmark in benchmark_names() or not Path(opts.benchmark).is_dir():
-        return
-    if Path(opts.data).resolve() == Path(opts.benchmark).resolve():
         return
     raise RunError(
         f"--data {opts.data}: the target {opts.benchmark} is already a dataset folder, and --data would be "
@@ -74,9 +82,10 @@ def prepare(opts: RunOptions, hooks: RunHooks | None = None) -> tuple[Runner, li
     settings = bench.setting(opts.setting, opts.loop)  # an unknown setting or loop before anything is built
     _check_data(opts)
     loaded = load_for_run(bench, opts.data)
-    model = make_model(opts.model.spec, opts.model.base_url)
-    judge = make_model(opts.scoring.judge, opts.scoring.judge_base_url) if opts.scoring.judge else None
-    summarizer = make_model(opts.web.summary_model, opts.model.base_url) if opts.web.summary_model else None
+    model = model_for_flag("--model", opts.model.spec, opts.model.base_url)
+    judge = model_for_flag("--judge", opts.scoring.judge, opts.scoring.judge_base_url) if opts.scoring.judge else None
+    summarizer = (model_for_flag("--summary-model", opts.web.summary_model, opts.model.base_url)
+                  if opts.web.summary_model else None)
     notes = [f"note: {n}" for n in loaded.notes]
     if opts.setting is None:
         others = [n for n in bench.settings() if n != bench.default_setting]
@@ -91,6 +100,8 @@ def prepare(opts: RunOptions, hooks: RunHooks | None = None) -> tuple[Runner, li
     warn = model.setting_warning([n for t in runner.tools for n in (t.name, *t.aliases)], runner.selected)
     if warn:
         notes.append(f"warning: {warn} (`toolsight list settings {bench.target_name()}`)")
+    if opts.web.backend is not None and not runner.uses_web:
+        notes.append(f"note: --web {opts.web.backend} has no effect: setting {runner.setting_name!r} offers no web tools")
     if opts.control.epochs > 1:
         notes.append(f"note: {opts.control.epochs} epochs of {len(runner.selected)} task(s); each task's epochs reduce to "
                      f"one score by {runner.opts.scoring.epochs_reducer}")

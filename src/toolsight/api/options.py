@@ -65,11 +65,27 @@ def parse_json_object(text: str, flag: str) -> dict[str, Any]:
     try:
         value = json.loads(source)
     except json.JSONDecodeError as exc:
+        if source is text and not text.lstrip().startswith(("{", "[", '"')):  # meant as a file name
+            raise OptionsError(f"{flag} {text}: no such file, and not inline JSON; pass an existing .json file or "
+                               f"""a JSON object, e.g. {flag} '{{"service_tier": "flex"}}'""") from None
         raise OptionsError(f"{flag}: not valid JSON ({exc.msg} at character {exc.pos}); "
                            f"""e.g. {flag} '{{"chat_template_kwargs": {{"enable_thinking": false}}}}'""") from None
     if not isinstance(value, dict):
         raise OptionsError(f"{flag}: expected a JSON object {{...}}, got {type(value).__name__}")
     return value
+
+
+def parse_run_limits(limit: str | int | None, fail_on_error: float | None) -> dict[str, Any]:
+    """`--limit N|A-B` and `--fail-on-error N|FRACTION`, checked: the RunControl fields `limit`, `fail_on_error`."""
+    from toolsight.engine.options import RunControl
+
+    try:
+        checked = RunControl(limit=limit, fail_on_error=fail_on_error)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        flag, value = ("--limit", limit) if first["loc"][:1] == ("limit",) else ("--fail-on-error", fail_on_error)
+        raise OptionsError(f"{flag} {value}: {str(first['msg']).removeprefix('Value error, ')}") from None
+    return {"limit": checked.limit, "fail_on_error": checked.fail_on_error}
 
 
 def generation(base: GenerateConfig | Mapping[str, Any] | None = None, model_args: Mapping[str, Any] | None = None,
@@ -131,13 +147,25 @@ def check_caps(caps: Mapping[str, Any], flag: str = "--cap") -> dict[str, Any]:
     return dict(caps)
 
 
-def run_options(target: str, model: str, **options: Any) -> RunOptions:
+#: defaults from the environment, as Inspect's INSPECT_EVAL_MODEL (the runs folder: engine.options.RUNS_DIR_ENV)
+MODEL_ENV = "TOOLSIGHT_MODEL"
+JUDGE_ENV = "TOOLSIGHT_JUDGE"
+
+
+def run_options(target: str, model: str | None = None, **options: Any) -> RunOptions:
     """`RunOptions` from keywords, as `evaluate(...)` takes them.
 
     Besides the RunOptions fields: generation settings as keywords (`temperature=0`, `top_p=0.9`,
     `max_tokens=...`, …), `model_args={...}` (the CLI's -M), `extra_body={...}`, and `tags` as
     `{"category": "maze"}` or `{"category": ["maze", "jigsaw"]}`.
     """
+    import os
+
+    model = model or os.environ.get(MODEL_ENV)
+    if not model:
+        raise OptionsError(f"no model: pass model=... (e.g. 'openai/gpt-4o', 'reference') or set {MODEL_ENV}")
+    if "judge" not in options and os.environ.get(JUDGE_ENV):
+        options["judge"] = os.environ[JUDGE_ENV]
     gen_kw = {k: options.pop(k) for k in list(options) if k in GENERATE_FIELDS}
     model_args = options.pop("model_args", None) or {}
     extra_body = options.pop("extra_body", None) or {}

@@ -44,8 +44,30 @@ def table_frame(t: Table) -> pd.DataFrame:
                 row[f"{name} lo"] = c.lo * scale if c.lo is not None else None
                 row[f"{name} hi"] = c.hi * scale if c.hi is not None else None
         rows.append(row)
+    for col in t.columns:  # counts (N, Errors, …) are ints, not 6.0: a column of whole numbers that is no percentage
+        name = col.name.replace(" [95% CI]", "")
+        values = [r.get(name) for r in rows]
+        if not col.percent and values and all(isinstance(v, int | float) and float(v).is_integer() for v in values):
+            for r in rows:
+                r[name] = int(r[name])
     frame: pd.DataFrame = _pandas().DataFrame(rows)
     return frame
+
+
+def sample_row(r: Record) -> dict[str, Any]:
+    """One record as a row: task id, epoch, score value, passed, answer, error, tool calls, tokens,
+    seconds, and a `tag:KEY` column per task tag (the breakdowns)."""
+    s = r.score
+    usage = r.trajectory.usage
+    scored = s is not None and s.error is None and r.error is None
+    return {
+        "task_id": r.task_id, "epoch": r.epoch,
+        "score": s.value if scored and s is not None else None,
+        "passed": s.passed if scored and s is not None else None,
+        "answer": s.answer if s is not None else None, "error": r.error or (s.error if s else None),
+        "tool_calls": len(r.trajectory.tool_calls), "tokens": usage.input_tokens + usage.output_tokens,
+        "duration_s": r.duration_s, **{f"tag:{k}": v for k, v in r.tags.items()},
+    }
 
 
 @dataclass
@@ -109,19 +131,7 @@ class EvalResult:
     def samples(self) -> pd.DataFrame:
         """One row per record: task id, epoch, score value, passed, answer, error, tool calls,
         tokens, seconds, and one column per task tag."""
-        rows: list[dict[str, Any]] = []
-        for r in self.records:
-            s = r.score
-            usage = r.trajectory.usage
-            rows.append({
-                "task_id": r.task_id, "epoch": r.epoch,
-                "score": s.value if s is not None and s.error is None and r.error is None else None,
-                "passed": s.passed if s is not None and s.error is None and r.error is None else None,
-                "answer": s.answer if s is not None else None, "error": r.error or (s.error if s else None),
-                "tool_calls": len(r.trajectory.tool_calls), "tokens": usage.input_tokens + usage.output_tokens,
-                "duration_s": r.duration_s, **{f"tag:{k}": v for k, v in r.tags.items()},
-            })
-        frame: pd.DataFrame = _pandas().DataFrame(rows)
+        frame: pd.DataFrame = _pandas().DataFrame([sample_row(r) for r in self.records])
         return frame
 
     def report(self, fmt: str = "md", **kwargs: Any) -> str:

@@ -57,8 +57,9 @@ def get_kind(kind: str) -> Kind:
                         "(`toolsight list generators`)")
 
 
-def check_request(kind: str, n: int, difficulty: int | None) -> Kind:
-    """The generator for a request whose count and difficulty are valid for it."""
+def check_request(kind: str, n: int, difficulty: int | None, out: Path | None = None) -> Kind:
+    """The generator for a request whose count and difficulty are valid for it (and, given `out`, whose
+    output folder can be written)."""
     found = get_kind(kind)
     if n < 1:
         raise GenerateError(f"--n must be at least 1 (got {n})")
@@ -68,6 +69,9 @@ def check_request(kind: str, n: int, difficulty: int | None) -> Kind:
     if difficulty is not None and difficulty not in levels:
         raise GenerateError(f"--difficulty {difficulty} is not valid for {kind}; choose one of: "
                             f"{found.generator.difficulty_help or ', '.join(map(str, levels))}")
+    if out is not None:
+        _check_target(Path(out))
+        _check_writable(Path(out))
     return found
 
 
@@ -87,6 +91,15 @@ def _check_target(out: Path) -> None:
                             "folder (an earlier generated set there would be replaced)")
 
 
+def _check_writable(out: Path) -> None:
+    """A scratch folder can be made beside `out` (where the set is written before it is renamed into place)."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent)).rmdir()
+    except OSError as exc:
+        raise GenerateError(f"--out {out}: cannot write there ({exc.strerror or exc}); choose a folder you can write") from None
+
+
 def generate(kind: str, n: int, seed: int, out: Path, difficulty: int | None = None,
              progress: Progress | None = None) -> GeneratedSet:
     """Write `n` tasks of `kind` from `seed` into the folder `out` (atomically) and return its
@@ -100,7 +113,7 @@ def generate(kind: str, n: int, seed: int, out: Path, difficulty: int | None = N
     except OSError as exc:
         raise GenerateError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
     info = GeneratedSet(kind=kind, benchmark=found.benchmark, n=n, seed=seed, difficulty=difficulty,
-                        run_with_benchmark=found.generator.run_with_benchmark,
+                        run_with_benchmark=found.generator.run_with_benchmark, setting=found.generator.setting,
                         toolsight_version=__version__)
     try:
         try:

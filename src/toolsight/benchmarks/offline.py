@@ -55,6 +55,9 @@ class Generator:
     #: True: the folder is in the benchmark's own layout and runs as `toolsight run BENCH --data DIR`;
     #: False: it is a toolsight dataset folder (`toolsight run DIR`)
     run_with_benchmark: bool = False
+    #: the generic setting (`direct`, `crop`, `code`, `opencv`) a dataset-folder set runs under when no
+    #: --setting is given: the one offering the tools its reference solutions call
+    setting: str = "direct"
 
 
 class GeneratedSet(BaseModel):
@@ -68,6 +71,7 @@ class GeneratedSet(BaseModel):
     seed: int
     difficulty: int | None = None
     run_with_benchmark: bool = False
+    setting: str = "direct"
     toolsight_version: str = ""
 
     def run_hint(self, folder: Path) -> str:

@@ -16,7 +16,8 @@ One breaker is shared by every call to one endpoint (the evaluated model; each j
   fatal answer such as HTTP 401). Every waiting and later call raises `RunAborted`; the runner
   keeps the finished records and exits non-zero.
 
-State changes are reported through `on_event` ("model endpoint unreachable …, retrying in N s")
+State changes are reported through `on_event` ("model endpoint unreachable …, retrying in N s"; "rate-limited
+(HTTP 429)" or "failing (HTTP 503)" when the endpoint answers with such a status)
 so the CLI can show them; `status` is the current line (empty when closed). Adaptive concurrency
 (a later limiter) can read `is_open` and `successes` and needs nothing else from here.
 """
@@ -77,6 +78,7 @@ class CircuitBreaker:
         self.first_failure_at: float | None = None
         self.opened_at: float | None = None
         self.last_error = ""
+        self.last_status: int | None = None  # the HTTP status of the last failure (None: no answer at all)
         self.retry_after: float | None = None
         self.status = ""
         self._last_status_at: float | None = None
@@ -103,12 +105,13 @@ class CircuitBreaker:
         if self.is_open:
             self._close()
 
-    def failure(self, message: str, retry_after: float | None = None) -> bool:
+    def failure(self, message: str, retry_after: float | None = None, status: int | None = None) -> bool:
         """A transient failure with nothing served since the failing call last failed (the caller
         decides that). Returns True when the endpoint is (now) considered down: the caller then
         waits in `wait()`."""
         self.raise_if_aborted()
         self.last_error = message
+        self.last_status = status
         if retry_after is not None:
             self.retry_after = retry_after
         if self.failures == 0:
@@ -147,6 +150,15 @@ class CircuitBreaker:
                 await self._prober
         self._prober = None
 
+    def state(self) -> str:
+        """What the outage looks like: `rate-limited` (HTTP 429), `failing` (another status, e.g. 503) or
+        `unreachable` (no answer: connection refused or reset, a timeout)."""
+        if self.last_status == 429:
+            return "rate-limited (HTTP 429)"
+        if self.last_status is not None:
+            return f"failing (HTTP {self.last_status})"
+        return "unreachable"
+
     # ---- states ---------------------------------------------------------------------------------
     def _event(self) -> asyncio.Event:
         if self._closed is None:
@@ -158,7 +170,7 @@ class CircuitBreaker:
         self.opened_at = self.first_failure_at if self.first_failure_at is not None else self.clock()
         self.outages += 1
         self._event().clear()
-        self._emit(f"{self.label} unreachable ({self.last_error}); pausing the run")
+        self._emit(f"{self.label} {self.state()} ({self.last_error}); pausing the run")
         self._prober = asyncio.get_running_loop().create_task(self._probe_loop(), name="toolsight-probe")
 
     def _close(self) -> None:
@@ -182,7 +194,7 @@ class CircuitBreaker:
     def _give_up(self) -> None:
         down = self.clock() - (self.opened_at or self.clock())
         self.abort(RunAborted(
-            f"{self.label} unreachable for {down:.0f} s (last error: {self.last_error}); gave up after "
+            f"{self.label} {self.state()} for {down:.0f} s (last error: {self.last_error}); gave up after "
             f"--outage-timeout {self.outage_timeout:g} s"
         ))
 
@@ -199,7 +211,7 @@ class CircuitBreaker:
                 wait = max(wait, min(self.retry_after, self.max_retry_after))
             wait = min(wait, left)
             down = self.clock() - self.opened_at
-            self.status = f"{self.label} unreachable for {down:.0f} s, retrying in {_secs(wait)} s"
+            self.status = f"{self.label} {self.state()} for {down:.0f} s, retrying in {_secs(wait)} s"
             now = self.clock()
             if self._last_status_at is None or now - self._last_status_at >= 10.0:
                 self._last_status_at = now  # one line per 10 s at most; `status` is always current

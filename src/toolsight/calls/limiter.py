@@ -14,7 +14,8 @@ provider and model (hosted APIs rate-limit per model).
   per limit's worth of successes — a limit nobody fills does not grow;
 - **decrease** (× `backoff`, default 0.7) on an overload answer (HTTP 429, 503, 529) and on rising
   latency: the median latency of a window of requests exceeds `latency_tolerance` × the baseline
-  (the fastest reply seen: the unloaded latency, as TCP Vegas takes its BaseRTT). One decrease per
+  (the fastest reply seen: the unloaded latency, as TCP Vegas takes its BaseRTT) and by at least
+  `min_latency_rise_s` (0.25 s: milliseconds of jitter on an idle local server are no load). One decrease per
   *epoch*: requests that started before the last decrease cannot cause another one — a burst of
   429s from one overload cuts once;
 - when, after a latency cut, we sent clearly less (mean in-flight down 20 %) yet latency did not
@@ -124,6 +125,7 @@ class EndpointLimiter:
         min_limit: int = 1,
         backoff: float = 0.7,
         latency_tolerance: float = 2.0,
+        min_latency_rise_s: float = 0.25,
         min_window: int = 8,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -134,6 +136,7 @@ class EndpointLimiter:
         self.limit = float(min(max(initial, self.min_limit), self.max_limit))
         self.backoff = backoff
         self.latency_tolerance = latency_tolerance
+        self.min_latency_rise_s = min_latency_rise_s
         self.min_window = min_window
         self.clock = clock
         self.inflight = 0
@@ -253,8 +256,8 @@ class EndpointLimiter:
             return
         if self._floor is not None and med < self._floor:
             self._floor = med
-        if med <= self.latency_tolerance * base:
-            self._cut_at = None
+        if med <= self.latency_tolerance * base or med - base < self.min_latency_rise_s:
+            self._cut_at = None  # not slower, or only by a few milliseconds (an idle local server's jitter)
             return
         if self._cut_at is not None and med >= 0.95 * self._cut_at[0] and load <= 0.8 * self._cut_at[1]:
             # we sent clearly less since the last cut, yet latency did not fall: not our load

@@ -244,7 +244,7 @@ class ModelCaller:
             st.seen = self.breaker.successes
             if not served:
                 st.unserved += 1
-                if self.breaker.failure(str(exc), retry_after):
+                if self.breaker.failure(str(exc), retry_after, status=getattr(exc, "status", None)):
                     return None  # the endpoint is down: wait for the breaker
                 return retry_after if retry_after is not None else self._backoff(st.unserved)
             st.unserved = 0

@@ -16,14 +16,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from toolsight.log.modes import LoopMode, ScorerMode
 from toolsight.models.base import GenerateConfig
 
 DEFAULT_TASK_TIMEOUT_S = 1200.0
+#: where runs (and sweeps, under sweeps/) go when no --out is given; default `runs` in the current folder
+RUNS_DIR_ENV = "TOOLSIGHT_RUNS_DIR"
+
+
+def runs_root() -> Path:
+    """The folder runs are written under by default: $TOOLSIGHT_RUNS_DIR, else `runs`."""
+    return Path(os.environ.get(RUNS_DIR_ENV) or "runs").expanduser()
 
 
 class _Group(BaseModel):
@@ -46,13 +55,32 @@ class ModelOptions(_Group):
 class RunControl(_Group):
     """How the run is carried out: where it writes, what it selects, how it retries and waits."""
 
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _limit(cls, value: Any) -> Any:
+        from toolsight.tasks.select import parse_limit
+
+        return parse_limit(value)
+
+    @field_validator("fail_on_error")
+    @classmethod
+    def _fail_on_error(cls, value: float | None) -> float | None:
+        if value is not None and value > 1 and not float(value).is_integer():
+            raise ValueError("a count of errors (N >= 1) is a whole number; a share is below 1, e.g. 0.1")
+        return value
+
     out: str | None = None
     resume: bool = False
     force: bool = False
     retry_errors: bool = True
     concurrency: int = 8
     # selections (not in the identity: a resume may widen them, as it may a larger --limit)
-    limit: int | None = None
+    limit: int | tuple[int, int] | None = Field(
+        default=None, description="the first N selected tasks, or (A, B): the A-th to the B-th (from 1); "
+        "`--limit 10-20`")
+    fail_on_error: float | None = Field(
+        default=None, gt=0, description="stop the run once this many tasks ended in error (N >= 1), or this "
+        "share of the selected task-epochs (0 < F < 1); the others stay unrun for --resume / retry")
     task_ids: list[str] | None = Field(default=None, description="run only these task ids (--task-id)")
     tags: dict[str, list[str]] = Field(
         default_factory=dict, description="run only tasks whose tag KEY is one of the values (--tag KEY=VALUE); "

@@ -32,15 +32,23 @@ from toolsight.calls.retry import CallStats, ModelCaller
 from toolsight.calls.sent import SentLog
 from toolsight.calls.task import CallerModel, model_completer
 from toolsight.engine.manifest import RunFacts, dataset_info, new_manifest
-from toolsight.engine.options import DEFAULT_TASK_TIMEOUT_S, RunOptions
+from toolsight.engine.options import DEFAULT_TASK_TIMEOUT_S, RunOptions, runs_root
 from toolsight.engine.plan import Plan, PlanInput, plan_run
 from toolsight.engine.rundir import RunError, open_run_dir
 from toolsight.engine.store import CACHE, RecordWriter, is_disk_full
 from toolsight.engine.summary import RunStopped, RunSummary, record_counts
 from toolsight.engine.task import TaskRunner, disk_full
 from toolsight.errors import RunAborted, ToolsightError, one_line
-from toolsight.log.files import RECORDS, complete_lines, iter_latest_records, read_manifest, write_manifest
+from toolsight.log.files import (
+    RECORDS,
+    atomic_write_text,
+    complete_lines,
+    iter_latest_records,
+    read_manifest,
+    write_manifest,
+)
 from toolsight.log.record import Record, record_key
+from toolsight.log.status import STATUS, RunStatus
 from toolsight.models.base import GenerateConfig, Model
 from toolsight.scoring.base import ScoreContext, Scorer
 from toolsight.scoring.judge import judge_need
@@ -84,10 +92,24 @@ class TaskExecutor(Protocol):
     async def execute(self, runner: Runner, plan: Plan) -> RunSummary: ...
 
 
+def fail_on_error_reached(opts: RunOptions, summary: RunSummary) -> str | None:
+    """Why the run stops early under `--fail-on-error` (None: it goes on). N >= 1: N tasks (this
+    invocation's) ended in a run error; 0 < F < 1: more than F of the selected task-epochs did."""
+    limit = opts.control.fail_on_error
+    errors = sum(summary.errors.values())
+    if limit is None or errors == 0:
+        return None
+    if limit >= 1 and errors >= limit:
+        return f"{errors} task(s) ended in error (--fail-on-error {limit:g})"
+    if limit < 1 and errors > limit * max(1, summary.total):
+        return f"{errors} of {summary.total} task(s) ended in error, over {limit:g} (--fail-on-error {limit:g})"
+    return None
+
+
 def default_run_dir(opts: RunOptions, setting: str) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     model = opts.model.spec.replace("/", "_").replace(":", "_")
-    return Path("runs") / f"{opts.benchmark.replace('/', '_')}-{setting}-{model}-{stamp}"
+    return runs_root() / f"{opts.benchmark.replace('/', '_')}-{setting}-{model}-{stamp}"
 
 
 class Runner:
@@ -117,6 +139,9 @@ class Runner:
         # an explicit --task-timeout wins; else the setting's own (VTC-Bench official: the driver's 3 × 3600 s)
         self.task_timeout: float = opts.control.task_timeout or self.settings.task_timeout_s or DEFAULT_TASK_TIMEOUT_S
         self.opts = opts = opts.replace(loop=self.settings.loop, task_timeout=self.task_timeout)
+        if opts.control.out is not None and not opts.control.out.strip():
+            raise RunError("--out '': an empty run directory name; give a folder, or leave --out out for "
+                           "runs/NAME-TIME")
         self.run_dir = Path(opts.control.out) if opts.control.out else default_run_dir(opts, self.setting_name)
         self.on_progress = on_progress
         self.on_event = on_event
@@ -140,11 +165,11 @@ class Runner:
         if self.uses_web and executor is not None and not executor.runs_web:
             raise RunError(f"--executor {executor.name} does not run web tool sets yet (this setting uses one); "
                            "use --executor local")
-        if self.uses_web:
+        if opts.web.backend is not None:  # a bad --web is reported before anything runs, web tools or not
             from toolsight.web import WebError, parse_web_spec
 
             try:
-                parse_web_spec(opts.web.backend)  # a bad --web is reported before anything runs
+                parse_web_spec(opts.web.backend)
             except WebError as exc:
                 raise RunError(str(exc)) from None
         self.task_hashes: dict[str, str] = {}
@@ -222,10 +247,34 @@ class Runner:
                     raise RunStopped(str(disk_full(exc)), RunSummary(self.run_dir, len(self.loaded.tasks))) from None
                 raise
             if self.executor is not None:
-                return await self.executor.execute(self, plan)
-            return await self._execute(plan)
+                summary = await self.executor.execute(self, plan)
+            else:
+                summary = await self._execute(plan)
+            self._write_status(summary)
+            return summary
+        except RunStopped as exc:
+            self._write_status(exc.summary, reason=str(exc))
+            raise
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            self._write_status(None, reason="interrupted (Ctrl-C)")
+            raise
         finally:
             lock.release()
+
+    def _write_status(self, summary: RunSummary | None, reason: str | None = None) -> None:
+        """status.json: how this invocation ended (`toolsight runs` reads it); never fails the run."""
+        why = reason or (summary.failed_early if summary is not None else None)
+        if summary is not None and summary.interrupted:
+            why = why or "interrupted (Ctrl-C)"
+        status = RunStatus(
+            state="interrupted" if why else "finished",
+            selected=len(self.selected) * self.opts.control.epochs,
+            done=summary.done if summary is not None else 0,
+            errors=sum(summary.errors.values()) if summary is not None else 0,
+            exit_code=summary.exit_code if summary is not None else None, reason=why,
+            ended=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        with contextlib.suppress(OSError):
+            atomic_write_text(self.run_dir / STATUS, status.model_dump_json(indent=1) + "\n")
 
     def _facts(self) -> RunFacts:
         return RunFacts(benchmark=self.bench.name, setting=self.setting_name, opts=self.opts, settings=self.settings,
@@ -303,6 +352,12 @@ class Runner:
                     check_writer()
                     raise
                 self._count(summary, rec)
+                if summary.failed_early is None and (why := fail_on_error_reached(self.opts, summary)):
+                    summary.failed_early = why
+                    self.emit(f"stopping: {why}; the tasks in flight finish, the rest are left for "
+                              f"`toolsight retry {self.run_dir}`")
+                    while not queue.empty():  # no new task starts; those in flight finish and are written
+                        queue.get_nowait()
                 if self.on_progress:
                     self.on_progress(summary, caller.stats)
 

@@ -103,6 +103,8 @@ class RunSummary:
     tool_calls: int = 0
     interrupted: bool = False
     stopped: str | None = None
+    #: why the run stopped starting tasks under --fail-on-error (exit 3: the rest are left for a resume)
+    failed_early: str | None = None
     #: whether the run scores its tasks (`--no-score` does not): then a run that scored nothing failed
     scoring: bool = True
     stats: CallStats = field(default_factory=CallStats)
@@ -165,7 +167,7 @@ class RunSummary:
         if self.stopped is not None:
             return EXIT_ABORTED
         t = self._tally()
-        if t.errors or self.kept_errors or t.score_errors or t.score_pending:
+        if t.errors or self.kept_errors or t.score_errors or t.score_pending or self.failed_early:
             return EXIT_TASK_ERRORS
         if self.scoring and t.records and not t.scored and t.unscored < t.records:
             return EXIT_TASK_ERRORS  # tasks with gold, none scored: nothing is known about the model
@@ -203,11 +205,14 @@ class RunSummary:
             text += f"; paused {self.outage_s:.0f} s while the endpoint was unreachable"
         for lim in self.limiters:
             if lim.cuts:
-                text += (f"; {lim.key}: connection limit {lim.current}/{lim.max_limit} after {lim.cuts} cut(s) "
-                         f"({lim.overloads} overload answer(s))")
+                why = (f"{lim.overloads} overload answer(s) (HTTP 429/503/529)" if lim.overloads
+                       else "rising latency, no overload answer")
+                text += f"; {lim.key}: connection limit {lim.current}/{lim.max_limit} after {lim.cuts} cut(s) ({why})"
         if t.errors[LOOP_CRASH]:
             text += (f"; {t.errors[LOOP_CRASH]} task(s) ended where the official driver crashes (scored as it "
                      "scores them; see each record's trajectory.loop_error)")
+        if self.failed_early:
+            text += f"; stopped early: {self.failed_early}"
         if errs - t.errors[LOOP_CRASH] or self.kept_errors:  # a driver's crash happens again on a retry
             text += f". Re-run the failed tasks with: toolsight retry {self.run_dir}"
         return text

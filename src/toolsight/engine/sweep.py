@@ -50,7 +50,7 @@ from toolsight.benchmarks.generation import generate, get_kind, read_generated
 from toolsight.benchmarks.registry import get_benchmark
 from toolsight.calls.limiter import LimiterPool
 from toolsight.engine.executors import make_executor
-from toolsight.engine.options import RunOptions
+from toolsight.engine.options import RunOptions, runs_root
 from toolsight.engine.runner import Runner, load_for_run
 from toolsight.engine.summary import RunStopped, RunSummary
 from toolsight.errors import (
@@ -245,9 +245,10 @@ def _resolve(base: Path, p: str | None) -> str | None:
 
 
 def sweep_folder(plan: Plan, plan_path: Path, out: Path | None = None) -> Path:
-    """`--out`, else the plan's `out`, else `sweeps/NAME` next to the plan."""
+    """`--out`, else the plan's `out` (relative to the plan file), else `RUNS_DIR/sweeps/NAME` (the runs
+    folder, `runs/` or $TOOLSIGHT_RUNS_DIR: a sweep never writes next to its plan, e.g. into a repository)."""
     base = plan_path.resolve().parent
-    return out or Path(_resolve(base, plan.out) or (base / "sweeps" / _slug(plan.name or plan_path.stem)))
+    return out or Path(_resolve(base, plan.out) or (runs_root() / "sweeps" / _slug(plan.name or plan_path.stem)))
 
 
 def expand(plan: Plan, plan_path: Path, out: Path | None = None, scripted_url: str | None = None,

@@ -51,14 +51,14 @@ class GenerateConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    temperature: float | None = None
-    top_p: float | None = None
-    max_tokens: int | None = None
+    temperature: float | None = Field(default=None, ge=0)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    max_tokens: int | None = Field(default=None, ge=1)
     seed: int | None = None
     stop: list[str] | None = None
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
-    thinking_budget: int | None = None
-    timeout: float = 120.0
+    thinking_budget: int | None = Field(default=None, ge=0)
+    timeout: float = Field(default=120.0, gt=0)
     extra_body: dict[str, Any] = Field(default_factory=dict)
     #: a reference driver's request shapes (official loops only; `toolsight.models.wire`)
     wire: WireProfile | None = None

@@ -55,6 +55,29 @@ def list_providers() -> list[tuple[str, str]]:
     return [(p.prefix, p.description) for p in PROVIDERS.values()]
 
 
+#: the usual model-name beginnings of the hosted providers, for `-m gpt-4o` → did you mean openai/gpt-4o?
+_FAMILIES = {"gpt": "openai", "o1": "openai", "o3": "openai", "o4": "openai", "chatgpt": "openai",
+             "claude": "anthropic", "gemini": "google"}
+
+
+def _suggest(spec: str) -> str:
+    """`did you mean …? ` for a spec whose prefix is misspelt, that lacks its provider prefix, or that is
+    a misspelt baseline; empty when nothing is close."""
+    import difflib
+
+    prefix, rest = _split(spec)
+    close = difflib.get_close_matches(prefix, list(PROVIDERS), n=1, cutoff=0.6)
+    if rest and close:
+        return f"did you mean '{close[0]}/{rest}'? "
+    if not rest:
+        family = _FAMILIES.get(spec.lower().split("-")[0].split(".")[0])
+        if family is not None:
+            return f"did you mean '{family}/{spec}'? "
+        if close and close[0] not in _NEEDS_NAME:
+            return f"did you mean {close[0]!r}? "
+    return ""
+
+
 def _split(spec: str) -> tuple[str, str]:
     prefix, _, rest = spec.partition("/")
     return prefix, rest
@@ -67,7 +90,8 @@ def get_model(spec: str, base_url: str | None = None, **opts: Any) -> Model:
     provider = PROVIDERS.get(prefix)
     if provider is None:
         known = ", ".join(f"{p}/" if p in _NEEDS_NAME else p for p in PROVIDERS)
-        raise ConfigurationError(f"unknown model {spec!r}: the prefix {prefix!r} is not a provider; known: {known}")
+        what = f"the prefix {prefix!r} is not a provider" if rest else "not a provider prefix or a baseline"
+        raise ConfigurationError(f"unknown model {spec!r}: {what}; {_suggest(spec.strip())}known: {known}")
     if prefix in _NEEDS_NAME and not rest:
         raise ConfigurationError(f"model {spec!r} needs a name after the prefix, e.g. '{prefix}/NAME'")
     return provider.factory(spec, base_url=base_url, **opts)

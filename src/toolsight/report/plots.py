@@ -66,9 +66,11 @@ def tool_share_figure(metrics: Sequence[RunMetrics], top: int = 12) -> Figure:
     ax.set_ylim(len(names) - 0.5, -0.5)  # first (most used) tool on top
     ax.set_xlabel("Share of tool calls (%)")
     ax.set_title("Tool-call share")
-    if drawn or idle:
-        title = ("no tool calls: " + ", ".join(_label(m) for m in idle)) if idle else None
+    title = ("no tool calls: " + ", ".join(_label(m) for m in idle)) if idle else None
+    if drawn:
         ax.legend(fontsize=7, title=title, title_fontsize=7)
+    elif title:  # nothing drawn: a legend would have no entries (and matplotlib warns)
+        ax.text(0.5, 0.5, title, ha="center", va="center", fontsize=8, transform=ax.transAxes)
     fig.tight_layout()
     return fig
 

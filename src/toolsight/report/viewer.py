@@ -386,7 +386,7 @@ def make_server(path: Path | str, port: int = DEFAULT_PORT) -> tuple[http.server
     if (p / "manifest.json").is_file() and not (p / INDEX).is_file():
         p = build_viewer(p).parent
     root, index = _site_root(p)
-    server = make_site_server(root, port)
+    server = make_site_server(root, port, index)
     return server, f"http://127.0.0.1:{server.server_address[1]}/{index}"
 
 

@@ -10,6 +10,7 @@ task's records are in memory at a time, and a resumed run's superseded records a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,13 +40,20 @@ def _labels(manifests: Sequence[dict[str, Any]], dirs: Sequence[Path]) -> list[s
     return [b if base.count(b) == 1 else f"{b} ({d.name})" for b, d in zip(base, dirs, strict=True)]
 
 
+def default_site(dirs: Sequence[Path]) -> Path:
+    """`compare-A--B[--…]` in the folder that holds the runs (their common parent)."""
+    parent = Path(os.path.commonpath([str(d.resolve().parent) for d in dirs]))
+    return parent / ("compare-" + "--".join(d.resolve().name for d in dirs))
+
+
 def build_compare(
     run_dirs: Sequence[Path | str],
     out: Path | str | None = None,
     scores: str | None = None,
     prices: PriceTable | None = None,
 ) -> Path:
-    """Write the comparison site (default `FIRST_RUN/viewer-compare/`); return its index.html."""
+    """Write the comparison site (default `PARENT/compare-A--B/` beside the runs, never inside one of
+    them); return its index.html."""
     dirs = [Path(d) for d in run_dirs]
     if len(dirs) < 2:
         raise ViewerError("comparing needs at least two run directories")
@@ -53,7 +61,7 @@ def build_compare(
         raise ViewerError("the same run directory is given twice; give different runs to compare")
     manifests = [read_manifest(d).model_dump(mode="json") for d in dirs]
     labels = _labels(manifests, dirs)
-    site = Path(out) if out is not None else dirs[0] / "viewer-compare"
+    site = Path(out) if out is not None else default_site(dirs)
     pages = site / "tasks"
     pages.mkdir(parents=True, exist_ok=True)
     images = [_Images(d, site, copy=not site.resolve().is_relative_to(d.resolve()), prefix=f"run{i}")

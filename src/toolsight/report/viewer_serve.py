@@ -28,12 +28,44 @@ class ViewerError(ToolsightError):
     """A viewer that cannot be built or served (a taken port, a folder that is not a run)."""
 
 
-def make_site_server(root: Path, port: int) -> http.server.ThreadingHTTPServer:
-    """A quiet static-file server for `root` on 127.0.0.1:`port` (0 = any free port)."""
+#: a served action: the query's parameters -> the site path to redirect to (a ViewerError: 400 with its text)
+Action = Callable[[dict[str, list[str]]], str]
+
+
+def make_site_server(root: Path, port: int, index: str = "index.html",
+                     actions: dict[str, Action] | None = None) -> http.server.ThreadingHTTPServer:
+    """A quiet static-file server for `root` on 127.0.0.1:`port` (0 = any free port): `/` redirects to
+    `index` (the site's page), and no folder is ever listed (a run's files are not a web page).
+    `actions` maps a path (`/compare`) to work done on request, e.g. building a comparison site."""
 
     class Handler(http.server.SimpleHTTPRequestHandler):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, directory=str(root), **kwargs)
+
+        def send_head(self) -> Any:
+            from urllib.parse import parse_qs, urlsplit
+
+            parts = urlsplit(self.path)
+            if parts.path in ("", "/") and index not in ("", "index.html"):
+                return self._redirect("/" + index)
+            action = (actions or {}).get(parts.path)
+            if action is not None:
+                try:
+                    return self._redirect("/" + action(parse_qs(parts.query)))
+                except ViewerError as exc:
+                    self.send_error(400, str(exc))
+                    return None
+            return super().send_head()
+
+        def _redirect(self, where: str) -> None:
+            self.send_response(302)
+            self.send_header("Location", where)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def list_directory(self, path: str | Any) -> Any:
+            self.send_error(404, "no listing here: open the viewer's index page")
+            return None
 
         def end_headers(self) -> None:
             if self.path.split("?")[0].endswith((".html", ".json")):

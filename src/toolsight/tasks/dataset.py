@@ -185,6 +185,11 @@ def _parse(root: Path, check_images: bool) -> tuple[TaskSet, list[ValidationProb
         except RecursionError:
             problems.append(ValidationProblem(no, "(json)", "nested too deeply"))
             continue
+        except ValueError as exc:  # e.g. an integer longer than Python converts (4,300 digits)
+            what = ("holds an integer too long to read (over 4,300 digits); shorten it or write it as a string"
+                    if "digits" in str(exc) else f"not readable: {' '.join(str(exc).split())}")
+            problems.append(ValidationProblem(no, "(json)", what))
+            continue
         if not isinstance(data, dict):
             problems.append(ValidationProblem(no, "(json)", "each line must be a JSON object"))
             continue

@@ -20,6 +20,27 @@ class SelectionError(ToolsightError):
     """A --task-id or --tag that matches no task (the message lists what exists)."""
 
 
+def parse_limit(value: int | str | tuple[int, int] | list[int] | None) -> int | tuple[int, int] | None:
+    """`--limit N` (the first N tasks) or `--limit A-B` (the A-th to the B-th, from 1, both included), as
+    Inspect's `--limit`; a ValueError says what is wrong."""
+    if value is None or (isinstance(value, int | tuple | list) and not isinstance(value, bool)):
+        rng = tuple(value) if isinstance(value, tuple | list) else value
+    elif isinstance(value, str) and value.strip().isdigit():
+        rng = int(value)
+    elif isinstance(value, str) and value.count("-") == 1 and all(p.strip().isdigit() for p in value.split("-")):
+        a, b = (int(p) for p in value.split("-"))
+        rng = (a, b)
+    else:
+        raise ValueError("use N (the first N tasks) or A-B (the A-th to the B-th task, from 1), e.g. 10-20")
+    if isinstance(rng, int) and rng < 1:
+        raise ValueError("N must be at least 1")
+    if isinstance(rng, tuple):
+        if len(rng) != 2 or not all(isinstance(x, int) for x in rng) or not 1 <= rng[0] <= rng[1]:
+            raise ValueError("a range A-B needs 1 <= A <= B, e.g. 10-20")
+        return (int(rng[0]), int(rng[1]))
+    return rng
+
+
 def _near(word: str, choices: Sequence[str]) -> str:
     close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.6)
     return f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
@@ -34,11 +55,12 @@ def select_tasks(
     tasks: Sequence[Task],
     task_ids: Sequence[str] | None = None,
     tags: Mapping[str, Sequence[str]] | None = None,
-    limit: int | None = None,
+    limit: int | tuple[int, int] | None = None,
     expand: Callable[[Sequence[Task]], Sequence[Task]] | None = None,
 ) -> TaskSet:
     """The tasks a run covers, in dataset order: filtered by `tags` and `task_ids`, the first
-    `limit` of those, then `expand`ed (a setting's own expansion, e.g. one item run with two
+    `limit` of those (or, for a range `(A, B)`, the A-th to the B-th, counted from 1, both included),
+    then `expand`ed (a setting's own expansion, e.g. one item run with two
     prompts as the tasks `ID-cot` and `ID-no-cot`). A task id may name a dataset task (all of
     its expansions run) or an expanded task (only that one runs).
 
@@ -76,7 +98,11 @@ def select_tasks(
             exact.add(tid)
             sources.add(source)
         keep = [n for n in keep if pool.ids[n] in direct | sources]
-    out = pool.take(keep[:limit] if limit else keep)
+    if isinstance(limit, tuple):
+        keep = keep[limit[0] - 1: limit[1]]
+    elif limit:
+        keep = keep[:limit]
+    out = pool.take(keep)
     expanded = grow(out)
     if exact:
         src_of = {e.id: t.id for t in out for e in grow([t])}

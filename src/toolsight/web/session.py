@@ -379,7 +379,11 @@ def parse_web_spec(spec: str | None) -> tuple[Mode | None, Path | None]:
     raw_mode, _, path = spec.strip().partition("=")
     mode = raw_mode.strip().lower()
     if mode not in MODES:
-        raise WebError(f"--web {spec!r}: use live, offline[=CORPUS_DIR] or replay=RUN_DIR")
+        import difflib
+
+        close = difflib.get_close_matches(mode, list(MODES), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise WebError(f"--web {spec!r}: {hint}use live, offline[=CORPUS_DIR] or replay=RUN_DIR")
     if mode == "live" and path:
         raise WebError(f"--web {spec!r}: live takes no path")
     if mode == "replay" and not path:

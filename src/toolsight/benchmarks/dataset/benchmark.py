@@ -14,6 +14,7 @@ from toolsight.agents.answer import extract_answer
 from toolsight.agents.prompts import ANSWER_TAG_SYSTEM, TOOLS_NOTE
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
+from toolsight.benchmarks.offline import GENERATED_FILE, GeneratedSet
 from toolsight.scoring.base import Score, ScoreContext, Scorer
 from toolsight.scoring.rubric import RubricScorer
 from toolsight.tasks.dataset import DatasetError, load_dataset
@@ -120,6 +121,14 @@ def generic_settings() -> dict[str, AgentSettings]:
     }
 
 
+def _generated_setting(folder: Path) -> str | None:
+    """The default setting a generated folder's `generated.json` names (None: not generated, or unreadable)."""
+    try:
+        return GeneratedSet.model_validate_json((folder / GENERATED_FILE).read_text(encoding="utf-8")).setting
+    except (OSError, ValueError):
+        return None
+
+
 class DatasetBenchmark(Benchmark):
     """A toolsight dataset folder (tasks.jsonl + images)."""
 
@@ -130,6 +139,10 @@ class DatasetBenchmark(Benchmark):
     def __init__(self, path: Path | None = None) -> None:
         super().__init__()
         self.path = path
+        if path is not None:  # a generated set runs by default under the setting its reference solutions need
+            made = _generated_setting(path)
+            if made in generic_settings():
+                self.default_setting = made
 
     def settings(self) -> dict[str, AgentSettings]:
         return generic_settings()

@@ -167,7 +167,7 @@ class TIRBenchmark(Benchmark):
 
         return {name: Generator(name, f"TIR-Bench style: {k.description}", _write_generated,
                                 difficulties=k.difficulties,
-                                difficulty_help=", ".join(str(d) for d in k.difficulties))
+                                difficulty_help=", ".join(str(d) for d in k.difficulties), setting="code")
                 for name, k in KINDS.items()}
 
     def starter_parts(self) -> list[StarterPart]:

@@ -156,8 +156,13 @@ def _file_name(url: str, where: str) -> str:
     return name
 
 
+class _Offline(Exception):
+    """The image host could not be reached at all (no network, refused, no DNS, timed out): stop trying."""
+
+
 def _download(url: str, dest: Path) -> bool:
-    """Fetch one image URL (http/https only) into `dest`; False when offline or it fails."""
+    """Fetch one image URL (http/https only) into `dest`; False when it fails, `_Offline` when its host
+    cannot be reached (the other downloads would only wait for the same time-outs)."""
     import httpx
 
     from toolsight.web.policy import check_syntax
@@ -166,6 +171,8 @@ def _download(url: str, dest: Path) -> bool:
     try:
         check_syntax(url)
         resp = httpx.get(url, timeout=30.0, follow_redirects=True)
+    except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+        raise _Offline(f"{urlsplit(url).netloc} unreachable ({' '.join(str(exc).split()) or type(exc).__name__})") from None
     except (UrlRefused, httpx.HTTPError):
         return False
     if resp.status_code != 200 or not resp.content:
@@ -190,6 +197,7 @@ def resolve_images(rows: list[tuple[int, dict[str, Any]]], jsonl: Path, download
         return local.parent
     cache = dirs[2]
     missing: list[str] = []
+    offline: str | None = None
     for name, url in needed.items():
         dest = cache / name
         if dest.is_file():
@@ -198,12 +206,19 @@ def resolve_images(rows: list[tuple[int, dict[str, Any]]], jsonl: Path, download
         if src is not None:
             cache.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dest)
-        elif not (download and _download(url, dest)):
+            continue
+        try:
+            if not (download and offline is None and _download(url, dest)):
+                missing.append(name)
+        except _Offline as exc:  # one unreachable host: the rest are not tried (each would wait as long)
+            offline = str(exc)
             missing.append(name)
     if missing:
+        why = (f"; downloading stopped at the first: {offline}, so {len(missing) - 1} were not tried"
+               if offline else "")
         raise VisBrowseError(
             f"{len(missing)} image(s) not found next to {jsonl} ({IMAGES}/) or in the cache {cache} and not "
-            f"downloadable (e.g. {', '.join(missing[:5])}); clone {REPO} and pass its folder with --data")
+            f"downloadable (e.g. {', '.join(missing[:5])}){why}; clone {REPO} and pass its folder with --data")
     return cache.parent
 
 

@@ -96,7 +96,7 @@ class VTCBenchmark(Benchmark):
 
         return {f"vtc-{name}": Generator(
             f"vtc-{name}", "VTC-Bench style: MC question, degraded image, reference OpenCV tool chain",
-            _write_generated) for name in KIND_NAMES}
+            _write_generated, setting="opencv") for name in KIND_NAMES}
 
     def starter_parts(self) -> list[StarterPart]:
         return [StarterPart(folder="vtc", make=_starter_tasks)]

@@ -96,6 +96,10 @@ class LoadReport(BaseModel):
     answer_disagreements: list[AnswerDisagreement] = Field(default_factory=list)
     id_shifts: list[tuple[str, str]] = Field(default_factory=list, description="(main id, gt id) pairs that differ")
     bad_toolchains: list[RowRef] = Field(default_factory=list)
+    chain_tasks: int = Field(default=0, description="tasks with a reference toolchain (chain metrics cover these)")
+    chain_steps: int = Field(default=0, description="their reference steps in all")
+    letter_without_options: list[str] = Field(
+        default_factory=list, description="ids whose gold is a single option letter but whose row has no options")
 
     def summary(self) -> str:
         lines = [f"VTC-Bench: {self.main_rows} rows in {Path(self.main_file).name}"]
@@ -118,6 +122,12 @@ class LoadReport(BaseModel):
             lines.append(f"  answer differs for {d.id} (gt file {d.gt_id}): {d.answer!r} kept, {d.gt_answer!r} ignored")
         for r in self.bad_toolchains:
             lines.append(f"  {r.file} line {r.line} ({r.id}): unreadable model_tools_gt, no reference steps")
+        lines.append(f"  chain metrics cover {self.chain_tasks} of {self.main_rows} task(s), {self.chain_steps} "
+                     "reference step(s) (the rows above without a toolchain are left out of them)")
+        if self.letter_without_options:
+            ids = ", ".join(self.letter_without_options[:10])
+            lines.append(f"  {len(self.letter_without_options)} row(s) with an option-letter gold but no options load "
+                         f"as open questions (scored against the letter): {ids}")
         return "\n".join(lines)
 
 
@@ -291,7 +301,7 @@ def load_vtc_bench(
         shown = ", ".join(missing_images[:5])
         raise VTCBenchError(
             f"{len(missing_images)} image(s) missing under {root} (e.g. {shown}); the images/ folder from "
-            f"https://huggingface.co/datasets/{HF_REPO} must sit next to {MAIN_TSV} (or pass image_root)"
+            f"https://huggingface.co/datasets/{HF_REPO} must sit next to {MAIN_TSV}; pass that folder with --data PATH"
         )
     for rows in gt_by_key.values():
         for gline, grow in rows:
@@ -299,6 +309,11 @@ def load_vtc_bench(
                 RowRef(file=gt.name if gt else "", line=gline, id=grow["id"].strip(),
                        index=grow.get("index", "").strip(), question=grow["question"][:100])
             )
+    report.chain_tasks = sum(1 for t in tasks if t.turns[0].reference_steps)
+    report.chain_steps = sum(len(t.turns[0].reference_steps or []) for t in tasks)
+    report.letter_without_options = [t.id for t in tasks if not t.turns[0].options
+                                     and isinstance(t.turns[0].answer, str)
+                                     and re.fullmatch(r"[A-H]", t.turns[0].answer.strip())]
     return tasks, report
 
 

@@ -50,7 +50,19 @@ from toolsight.errors import RunAborted, ToolsightError
 FORWARD_ENV = re.compile(r"^(?:[A-Z0-9_]+_API_KEY|[A-Z0-9_]+_BASE_URL|TOOLSIGHT_[A-Z0-9_]+)$")
 _CONTENT_NAME = re.compile(r"^img-([0-9a-f]{12})\.[A-Za-z0-9]+$")
 #: seconds to wait for a worker to start (a cluster with no free CPU would make it wait for ever)
-START_TIMEOUT = float(os.environ.get("TOOLSIGHT_RAY_START_TIMEOUT", "300"))
+START_TIMEOUT_ENV = "TOOLSIGHT_RAY_START_TIMEOUT"
+
+
+def start_timeout() -> float:
+    """TOOLSIGHT_RAY_START_TIMEOUT in seconds (default 300); a value that is not a positive number is a RunError."""
+    raw = os.environ.get(START_TIMEOUT_ENV, "300")
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not value > 0 or math.isinf(value):
+        raise RunError(f"{START_TIMEOUT_ENV}={raw!r}: not a positive number of seconds; set it to e.g. 300 or unset it")
+    return value
 
 
 class _Lost(Exception):
@@ -142,6 +154,7 @@ class RayExecutor:
         """Before the run directory exists: Ray is installed, and the cluster answers at its address."""
         import importlib.util
 
+        start_timeout()  # a bad TOOLSIGHT_RAY_START_TIMEOUT is reported before anything is written
         if importlib.util.find_spec("ray") is None:
             raise RunError("--executor ray needs Ray: pip install 'toolsight[ray]'")
         if self.address:
@@ -350,11 +363,11 @@ class _Driver:
         w = _Worker(handle, index)
         self.workers.append(w)
         try:
-            info = await asyncio.wait_for(_await(handle.start.remote()), START_TIMEOUT)
+            info = await asyncio.wait_for(_await(handle.start.remote()), start_timeout())
         except TimeoutError:
             w.alive = False
             self.ray.kill(handle)
-            raise RunAborted(f"no Ray worker could start within {START_TIMEOUT:.0f} s (the cluster has no free "
+            raise RunAborted(f"no Ray worker could start within {start_timeout():.0f} s (the cluster has no free "
                              f"{self.ex.cpus_per_worker:g} CPU?); resume when it has room") from None
         except self.lost_errors as exc:
             w.alive = False

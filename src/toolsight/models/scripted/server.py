@@ -213,6 +213,9 @@ def _error_body(wire: str, status: int) -> dict[str, Any]:
 _IMAGE_ID = re.compile(r"img-[0-9a-f]{12}")
 # a tool result that names the image it produced by path (VTC-Bench's official tools and code track)
 _IMAGE_PATH = re.compile(r"(?:Edited Image Path|The saved image path is): (\S+)")
+# the generic settings' note naming the turn's input images (agents.loop.INPUT_IMAGE_NOTE): before any
+# tool has produced an image, `$prev` is the last of these
+_INPUT_NAMES = re.compile(r"Input image file\(s\): (.+?)\. Tools take an image")
 
 
 def _strings(obj: Any) -> list[str]:
@@ -226,11 +229,13 @@ def _strings(obj: Any) -> list[str]:
 
 
 def _newest_image(conversation: Any) -> str | None:
-    """The newest image id, or the newest produced-image path, in the conversation's texts."""
+    """The newest image id, or the newest produced-image path, in the conversation's texts; before a tool
+    has produced one, the last input image the prompt names."""
     last: str | None = None
     for text in _strings(conversation):
         found = [(m.start(), m.group(0)) for m in _IMAGE_ID.finditer(text)]
         found += [(m.start(1), m.group(1)) for m in _IMAGE_PATH.finditer(text)]
+        found += [(m.start(1), m.group(1).split(", ")[-1]) for m in _INPUT_NAMES.finditer(text)]
         if found:
             last = max(found)[1]
     return last
