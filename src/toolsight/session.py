@@ -83,7 +83,7 @@ class _Display:
         self.tid: Any = None
 
     def note(self, text: str) -> None:
-        err.print(text)
+        err.print(text, markup=False)  # engine text (e.g. `s3://BUCKET[/PREFIX]`), never rich markup
 
     def started(self, runner: Runner) -> None:
         self.runner = runner
@@ -114,7 +114,7 @@ class _Display:
             self.bar.update(self.tid, status=text)
             if ", retrying in " in text:
                 return
-        err.print(text)
+        err.print(text, markup=False)
 
     def stop(self) -> None:
         if self.bar is not None:
@@ -140,7 +140,7 @@ def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
     finally:
         display.stop()
     summary = result.summary
-    err.print(summary.line())
+    err.print(summary.line(), markup=False)
     if result.stopped is not None:
         err.print(f"[bold red]stopped[/]: {result.stopped}. Finished records are kept in {result.run_dir}; "
                   f"resume with: {_resume_hint(opts, result.run_dir)}")

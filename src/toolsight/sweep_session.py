@@ -71,10 +71,10 @@ def execute_sweep(plan_path: Path, out: Path | None = None, resume: bool = False
     script = plan.scripted_server.script if plan.scripted_server is not None else None
     with _scripted_server(plan_path, script) as scripted_url:
         for note in generate_data(plan, plan_path, out):
-            err.print(f"note: {note}", highlight=False)
+            err.print(f"note: {note}", highlight=False, markup=False)
         sweep = expand(plan, plan_path, out, scripted_url, settings_of=check_settings)
         for note in write_sweep_file(sweep, resume):
-            err.print(f"note: {note}", highlight=False)
+            err.print(f"note: {note}", highlight=False, markup=False)
         err.print(f"sweep folder: {sweep.out} ({len(sweep.runs)} runs, {plan.parallel} at a time)", highlight=False)
         result = SweepResult(sweep)
         result.outcomes = _run(sweep, resume, result)
@@ -107,13 +107,13 @@ def _run(sweep: Sweep, resume: bool, result: SweepResult) -> list[RunOutcome]:
     def on_event(run: SweepRun, text: str) -> None:
         progress.update(rows[run.id], status=text)
         if not err.is_terminal or ", retrying in " not in text:
-            err.print(f"{run.id}: {text}", highlight=False, soft_wrap=True)
+            err.print(f"{run.id}: {text}", highlight=False, soft_wrap=True, markup=False)
 
     def on_done(o: RunOutcome) -> None:
         line = o.summary.line() if o.summary is not None else "did not start"
         progress.update(rows[o.run.id], status="stopped" if o.stopped else "done")
         if not err.is_terminal:
-            err.print(f"{o.run.id}: {line}", highlight=False, soft_wrap=True)
+            err.print(f"{o.run.id}: {line}", highlight=False, soft_wrap=True, markup=False)
 
     runner = SweepRunner(sweep, make_model, resume=resume, on_progress=on_progress, on_event=on_event,
                          on_start=lambda r: progress.update(rows[r.id], status="running"), on_done=on_done)
@@ -135,7 +135,7 @@ def _print_report(sweep: Sweep) -> None:
     try:
         text = build_sweep_report(sweep.out, fmt="md", out_dir=sweep.out / "report")
     except Exception as exc:  # the runs are saved; a report problem must not hide that
-        err.print(f"(report not available: {type(exc).__name__}: {exc})")
+        err.print(f"(report not available: {type(exc).__name__}: {exc})", markup=False)
         return
     print(text)
     err.print(f"report: {sweep.out / 'report'}", highlight=False)
