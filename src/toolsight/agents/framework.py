@@ -16,9 +16,12 @@ messages through the run's `generate` (retries, cache), with the same parameters
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
+from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings, QuestionView
 from toolsight.errors import ToolsightError
 from toolsight.log.trajectory import Trajectory
@@ -33,6 +36,7 @@ from toolsight.models.base import (
     Usage,
 )
 from toolsight.tasks.schema import Turn
+from toolsight.tools.base import Toolbox
 
 #: a framework's generation parameters, in the order its original passes them to the SDK
 Params = Mapping[str, Any]
@@ -162,5 +166,44 @@ async def ask(model: Model, generate: Generate, messages: list[Message], wire: W
     return text, out
 
 
-__all__ = ["Params", "QuestionViewError", "Wire", "ask", "generate_config", "option_texts", "question_only",
-           "question_text", "strip_options", "view_of"]
+@asynccontextmanager
+async def finishing(traj: Trajectory, msgs: list[Message], box: Toolbox, own: Toolbox | None,
+                    t0: float) -> AsyncIterator[None]:
+    """Around a framework agent's turns: however they end, the trajectory gets the messages, the
+    artifacts and the duration; a model error becomes the task's `TaskFailed` (with the trajectory);
+    a toolbox the agent opened itself (`own`) is closed."""
+
+    def finish() -> None:
+        traj.messages = list(msgs)
+        traj.artifacts = box.store.all()
+        traj.duration_s = round(time.monotonic() - t0, 4)
+
+    try:
+        yield
+    except ModelError as exc:
+        traj.stop_reason = "model_error"
+        finish()
+        raise TaskFailed(f"model error: {exc}", traj) from exc
+    except TaskFailed as exc:
+        finish()
+        exc.trajectory = traj
+        raise
+    finally:
+        if own is not None:
+            await own.aclose()
+    finish()
+
+
+__all__ = [
+    "Params",
+    "QuestionViewError",
+    "Wire",
+    "ask",
+    "finishing",
+    "generate_config",
+    "option_texts",
+    "question_only",
+    "question_text",
+    "strip_options",
+    "view_of",
+]

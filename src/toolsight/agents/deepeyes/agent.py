@@ -32,11 +32,11 @@ from typing import Literal
 from toolsight.agents.deepeyes import protocol as P
 from toolsight.agents.deepeyes.prompts import system_prompt
 from toolsight.agents.deepeyes.zoom import ZoomConfig, ZoomTool, configure
-from toolsight.agents.framework import ask, option_texts, question_only
+from toolsight.agents.framework import ask, finishing, option_texts, question_only
 from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
-from toolsight.models.base import Generate, ImagePart, Message, Model, ModelError, TextPart
+from toolsight.models.base import Generate, ImagePart, Message, Model, TextPart
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Artifact, Toolbox
 
@@ -65,7 +65,7 @@ class DeepEyesAgent:
         msgs: list[Message] = [Message.system(system_prompt(fixed_schema=not self.official))]
         shown: list[Message] = list(msgs)  # every message, also replies the official loop does not send
         source: Artifact | None = None
-        try:
+        async with finishing(traj, shown, box, own, t0):
             for ti, turn in enumerate(task.turns):
                 images = [inputs[i.path] for i in turn.images if i.path in inputs]
                 source = images[0] if images else source
@@ -79,27 +79,9 @@ class DeepEyesAgent:
                 shown.append(first)
                 result = await self._turn(ti, images, source, box, msgs, shown, traj)
                 traj.turns.append(result)
-        except ModelError as exc:
-            traj.stop_reason = "model_error"
-            self._finish(traj, shown, box, t0)
-            raise TaskFailed(f"model error: {exc}", traj) from exc
-        except TaskFailed as exc:
-            self._finish(traj, shown, box, t0)
-            exc.trajectory = traj
-            raise
-        finally:
-            if own is not None:
-                await own.aclose()
-        self._finish(traj, shown, box, t0)
         if traj.turns:
             traj.stop_reason = traj.turns[-1].stop_reason
         return traj
-
-    @staticmethod
-    def _finish(traj: Trajectory, shown: list[Message], box: Toolbox, t0: float) -> None:
-        traj.messages = list(shown)
-        traj.artifacts = box.store.all()
-        traj.duration_s = round(time.monotonic() - t0, 4)
 
     async def _turn(self, ti: int, images: list[Artifact], source: Artifact | None, box: Toolbox,
                     msgs: list[Message], shown: list[Message], traj: Trajectory) -> TurnResult:

@@ -29,13 +29,13 @@ import time
 from typing import Literal
 
 from toolsight.agents.answer import extract_answer
-from toolsight.agents.framework import ask, question_text
+from toolsight.agents.framework import ask, finishing, question_text
 from toolsight.agents.loop import TaskFailed
 from toolsight.agents.pyvision import protocol as P
 from toolsight.agents.pyvision.executor import TOOL, ExecutorConfig, PyVisionExecutor, configure
 from toolsight.agents.settings import AgentSettings
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
-from toolsight.models.base import Generate, ImagePart, Message, Model, ModelError
+from toolsight.models.base import Generate, ImagePart, Message, Model
 from toolsight.tasks.schema import Task, Turn
 from toolsight.tools.base import Artifact, Toolbox
 
@@ -71,33 +71,15 @@ class PyVisionAgent:
             own = box = Toolbox([PyVisionExecutor()], toolbox.store, toolbox.task_id)
         state = _State()
         msgs: list[Message] = []
-        try:
+        async with finishing(traj, msgs, box, own, t0):
             for ti, turn in enumerate(task.turns):
                 result = await self._turn(ti, turn, box, inputs, msgs, state, traj)
                 traj.turns.append(result)
                 if result.stop_reason == "max_rounds":
                     break
-        except ModelError as exc:
-            traj.stop_reason = "model_error"
-            self._finish(traj, msgs, box, t0)
-            raise TaskFailed(f"model error: {exc}", traj) from exc
-        except TaskFailed as exc:
-            self._finish(traj, msgs, box, t0)
-            exc.trajectory = traj
-            raise
-        finally:
-            if own is not None:
-                await own.aclose()
-        self._finish(traj, msgs, box, t0)
         if traj.turns:
             traj.stop_reason = traj.turns[-1].stop_reason
         return traj
-
-    @staticmethod
-    def _finish(traj: Trajectory, msgs: list[Message], box: Toolbox, t0: float) -> None:
-        traj.messages = list(msgs)
-        traj.artifacts = box.store.all()
-        traj.duration_s = round(time.monotonic() - t0, 4)
 
     async def _turn(self, ti: int, turn: Turn, box: Toolbox, inputs: dict[str, Artifact], msgs: list[Message],
                     state: _State, traj: Trajectory) -> TurnResult:
