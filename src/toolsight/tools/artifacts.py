@@ -7,6 +7,7 @@ path) through the store, which records what each call consumed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 from collections.abc import Callable, Iterable
@@ -63,6 +64,16 @@ class ArtifactStore:
 
     def all(self) -> list[Artifact]:
         return [self._by_id[i] for i in self._order]
+
+    def make_read_only(self) -> None:
+        """Every registered image read-only, before model code runs: the sandbox never writes over a
+        read-only file, so code cannot overwrite an earlier artifact."""
+        for art in self.all():
+            with contextlib.suppress(OSError):
+                p = self.path(art)
+                mode = p.stat().st_mode
+                if mode & 0o222:
+                    p.chmod(mode & ~0o222)
 
     def get(self, art_id: str) -> Artifact | None:
         return self._by_id.get(art_id)

@@ -113,15 +113,6 @@ def _trace(code: str, res: ExecResult) -> dict[str, Any]:
     return extra
 
 
-def _protect(ctx: ToolContext) -> None:
-    """Make every registered image read-only, so code cannot overwrite an earlier artifact."""
-    for art in ctx.store.all():
-        p = ctx.store.path(art)
-        with contextlib.suppress(OSError):
-            mode = p.stat().st_mode
-            if mode & 0o222:
-                p.chmod(mode & ~0o222)
-
 
 class PythonImageProcessing(Tool):
     """Model-written image code in the sandbox that saves `transformed_image_<i>.png` files.
@@ -148,7 +139,7 @@ class PythonImageProcessing(Tool):
         code = _code_arg(args)
         ws = ctx.workspace
         before = await asyncio.to_thread(_snapshot, ws)
-        await asyncio.to_thread(_protect, ctx)
+        await asyncio.to_thread(ctx.store.make_read_only)
         res = await sandbox.start(ws, limits=self.limits).exec(code)
         # off the event loop: a call may leave many files, and decoding images takes time
         produced, notes = await asyncio.to_thread(self._harvest, ctx, res, before)
@@ -266,7 +257,7 @@ class PythonInterpreter(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         code = _code_arg(args)
-        await asyncio.to_thread(_protect, ctx)
+        await asyncio.to_thread(ctx.store.make_read_only)
         if self.stateful:
             box = ctx.state.get(SESSION_KEY)
             if box is None:
@@ -293,7 +284,7 @@ class PythonKernel(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         code = _code_arg(args)
-        await asyncio.to_thread(_protect, ctx)
+        await asyncio.to_thread(ctx.store.make_read_only)
         kernel = ctx.state.get(KERNEL_KEY)
         if kernel is None:
             kernel = sandbox.open_kernel(ctx.workspace, self.limits)

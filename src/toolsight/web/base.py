@@ -12,7 +12,25 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from toolsight.web.types import Fetched, ImageHit, PageText, SearchHit
+import httpx
+
+from toolsight.web.types import Fetched, ImageHit, PageText, SearchHit, WebCallError
+
+
+async def read_capped(resp: httpx.Response, url: str, max_bytes: int) -> bytes:
+    """The body of a streamed response, refused (WebCallError) once it is over `max_bytes`: by its
+    declared length before reading, else as it arrives — a huge body is never read whole."""
+    declared = resp.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > max_bytes:
+        raise WebCallError(f"{url} is {int(declared):,} bytes, over the {max_bytes:,}-byte cap")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in resp.aiter_bytes():
+        size += len(chunk)
+        if size > max_bytes:
+            raise WebCallError(f"{url} is over the {max_bytes:,}-byte cap")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 class Backend(ABC):

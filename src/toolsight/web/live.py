@@ -20,7 +20,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from toolsight.version import __version__
-from toolsight.web.base import Backend
+from toolsight.web.base import Backend, read_capped
 from toolsight.web.pinned import PinnedNetwork, Resolver, pinned_client
 from toolsight.web.policy import Limits, check_live_url
 from toolsight.web.reader import extract_page
@@ -194,18 +194,9 @@ class LiveBackend(Backend):
                     if resp.is_redirect and "location" in resp.headers:
                         current = urljoin(current, resp.headers["location"])
                         continue
-                    declared = resp.headers.get("content-length")
-                    if declared and declared.isdigit() and int(declared) > max_bytes:
-                        raise WebCallError(f"{url} is {int(declared):,} bytes, over the {max_bytes:,}-byte cap")
-                    chunks: list[bytes] = []
-                    size = 0
-                    async for chunk in resp.aiter_bytes():
-                        size += len(chunk)
-                        if size > max_bytes:
-                            raise WebCallError(f"{url} is over the {max_bytes:,}-byte cap")
-                        chunks.append(chunk)
+                    body = await read_capped(resp, url, max_bytes)
                     return Fetched(url=url, final_url=current, status=resp.status_code,
-                                   content_type=resp.headers.get("content-type", ""), body=b"".join(chunks))
+                                   content_type=resp.headers.get("content-type", ""), body=body)
             except httpx.TimeoutException:
                 raise WebCallError(f"{url} timed out after {self.limits.timeout_s:.0f} s") from None
             except httpx.HTTPError as exc:

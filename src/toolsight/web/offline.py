@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from toolsight.web import phash
-from toolsight.web.base import Backend
+from toolsight.web.base import Backend, read_capped
 from toolsight.web.corpus import CorpusIndex
 from toolsight.web.policy import Limits, check_syntax
 from toolsight.web.reader import extract_page
@@ -69,18 +69,9 @@ class CorpusBackend(Backend):
         local = f"{self.server.base_url}/c/{found[1]}"
         try:  # streamed: a file over the cap is stopped at the cap, never read whole
             async with self.client().stream("GET", local) as resp:
-                declared = resp.headers.get("content-length")
-                if declared and declared.isdigit() and int(declared) > max_bytes:
-                    raise WebCallError(f"{url} is {int(declared):,} bytes, over the {max_bytes:,}-byte cap")
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in resp.aiter_bytes():
-                    size += len(chunk)
-                    if size > max_bytes:
-                        raise WebCallError(f"{url} is over the {max_bytes:,}-byte cap")
-                    chunks.append(chunk)
+                body = await read_capped(resp, url, max_bytes)
                 return Fetched(url=url, final_url=url, status=resp.status_code,
-                               content_type=resp.headers.get("content-type", ""), body=b"".join(chunks))
+                               content_type=resp.headers.get("content-type", ""), body=body)
         except httpx.HTTPError as exc:
             raise WebCallError(f"{url} could not be fetched from the offline corpus ({type(exc).__name__})") from None
 

@@ -112,15 +112,6 @@ def configure(state: dict[str, Any], config: ZoomConfig) -> None:
     state[CONFIG_KEY] = config
 
 
-def _protect(ctx: ToolContext) -> None:
-    """Registered images read-only before model text runs (the sandbox never writes over them)."""
-    for art in ctx.store.all():
-        p = ctx.store.path(art)
-        with contextlib.suppress(OSError):
-            mode = p.stat().st_mode
-            if mode & 0o222:
-                p.chmod(mode & ~0o222)
-
 
 def _result(stdout: str) -> dict[str, Any] | None:
     for line in reversed(stdout.split("\n")):
@@ -150,7 +141,7 @@ class ZoomTool(Tool):
         ctx.state[COUNT_KEY] = n
         out = f"deepeyes_zoom_{n}.png"
         consts = (f"TEXT = {text!r}\nBBOX = {box!r}\nSRC = {config.file!r}\nOUT = {out!r}\nMARK = {MARK!r}\n")
-        await asyncio.to_thread(_protect, ctx)
+        await asyncio.to_thread(ctx.store.make_read_only)
         res = await sandbox.run_code(consts + SCRIPT, ctx.workspace, self.limits, profile="image")
         got = _result(res.stdout)
         extra: dict[str, Any] = {"backend": res.backend, "limit": res.limit, "parse": "eval" if text is not None

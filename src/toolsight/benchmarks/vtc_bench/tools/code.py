@@ -565,7 +565,7 @@ class VTCCodeInterpreter(Tool):
         ws = ctx.workspace
         known = {a.file for a in ctx.store.all()}
         before = await asyncio.to_thread(_snapshot, ws)
-        await asyncio.to_thread(_protect, ctx)
+        await asyncio.to_thread(ctx.store.make_read_only)
         res = await kernel.execute(code, self.limits.wall_s)
         parts: list[str] = []
         if res.restarted:
@@ -625,15 +625,6 @@ class VTCCodeInterpreter(Tool):
                 out.append((name, art))
         return out, 0
 
-
-def _protect(ctx: ToolContext) -> None:
-    """Registered images read-only before a cell runs: the sandbox never copies over a read-only file."""
-    for art in ctx.store.all():
-        with contextlib.suppress(OSError):
-            p = ctx.store.path(art)
-            mode = p.stat().st_mode
-            if mode & 0o222:
-                p.chmod(mode & ~0o222)
 
 
 def _register_file(ctx: ToolContext, name: str, tool: str) -> Artifact | None:
