@@ -100,9 +100,9 @@ class _Display:
             self.plain = PlainProgress(label)
 
     def progress(self, s: RunSummary, st: CallStats) -> None:
-        errs = sum(s.errors.values())
+        errs = sum(s.ran.errors.values())
         limits = "".join(f" · limit {lim.status()}" for lim in s.limiters[:1] if lim.adaptive)
-        status = f"errors {errs} · retrying {st.retrying_now} · tokens {s.tokens}{limits}"
+        status = f"errors {errs} · retrying {st.retrying_now} · tokens {s.ran.tokens}{limits}"
         if self.bar is not None:
             self.bar.update(self.tid, completed=s.done + s.skipped, total=s.total, status=status)
         elif self.plain is not None:

@@ -102,7 +102,7 @@ def _run(sweep: Sweep, resume: bool, result: SweepResult) -> list[RunOutcome]:
     def on_progress(run: SweepRun, s: RunSummary) -> None:
         limit = "".join(f" · {lim.key} limit {lim.status()}" for lim in s.limiters[:1] if lim.adaptive)
         progress.update(rows[run.id], completed=s.done + s.skipped, total=s.total,
-                        status=f"errors {sum(s.errors.values())} · tokens {s.tokens}{limit}")
+                        status=f"errors {sum(s.ran.errors.values())} · tokens {s.ran.tokens}{limit}")
 
     def on_event(run: SweepRun, text: str) -> None:
         progress.update(rows[run.id], status=text)

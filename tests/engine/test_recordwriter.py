@@ -37,7 +37,7 @@ def test_text_no_file_can_hold_is_stored_replaced_and_the_run_goes_on(dataset: P
 
     out = tmp_path / "run"
     s = _run(dataset, out, StepModel(policy), setting="crop")
-    assert s.done == 6 and not s.errors
+    assert s.done == 6 and not s.ran.errors
     raw = (out / "records.jsonl").read_bytes()
     lines = raw.decode("utf-8").splitlines()  # strict: every byte written is valid UTF-8
     assert len(lines) == 6

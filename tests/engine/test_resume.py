@@ -62,7 +62,7 @@ def run(dataset: Path, out: Path, model: StepModel, **kw: Any) -> RunSummary:
 def test_errored_tasks_rerun_on_resume_and_supersede_their_records(dataset: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     s1 = run(dataset, out, Tracking(failing={"t1", "t4"}))
-    assert s1.errors["model"] == 2 and s1.exit_code == 3 and "toolsight retry" in s1.line()
+    assert s1.ran.errors["model"] == 2 and s1.exit_code == 3 and "toolsight retry" in s1.line()
     # --no-retry-errors keeps the error records: nothing runs, the exit code still says "errors"
     kept = Tracking()
     s2 = run(dataset, out, kept, resume=True, retry_errors=False)
@@ -226,7 +226,7 @@ def test_a_task_without_gold_is_unscored_not_wrong(dataset: Path, tmp_path: Path
     s = run(dataset, out, Tracking())
     recs = {r.task_id: r for r in iter_records(out)}
     assert recs["t2"].score is None and recs["t2"].error is None and recs["t2"].extra["unscored"] == "no gold answer"
-    assert s.unscored == 1 and s.scored == 5 and s.exit_code == 0 and "1 unscored (no gold answer)" in s.line()
+    assert s.ran.unscored == 1 and s.ran.scored == 5 and s.exit_code == 0 and "1 unscored (no gold answer)" in s.line()
     m = compute_run_metrics(out)
     assert m.n_unscored == 1 and m.n_scored == 5 and m.overall.score.value == 1.0
     assert "without a gold answer" in build_report([out])

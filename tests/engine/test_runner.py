@@ -39,7 +39,7 @@ def test_run_writes_records_and_scores(dataset: Path, tmp_path: Path) -> None:
     summary = asyncio.run(_runner(dataset, out, StepModel(answer_by_parity)).run())
     recs = {r.task_id: r for r in iter_records(out)}
     assert set(recs) == {f"t{i}" for i in range(6)}
-    assert summary.scored == 6 and summary.score_sum == 5.0  # t3 answers A, gold B
+    assert summary.ran.scored == 6 and summary.ran.score_sum == 5.0  # t3 answers A, gold B
     assert recs["t3"].score is not None and recs["t3"].score.value == 0.0
     assert recs["t2"].score is not None and recs["t2"].score.answer == "A"
     assert recs["t0"].extra["gold"] == ["A"] and recs["t0"].tags == {"category": "even"}
@@ -122,7 +122,7 @@ def test_model_errors_become_records_and_retries_happen(dataset: Path, tmp_path:
     # failure spend a retry. After 5 retries the task fails and the run goes on.
     assert recs["t2"].error and "500" in recs["t2"].error and 6 < attempts["t2"] <= 30
     assert recs["t3"].error is None
-    assert summary.errors["model"] == 2 and summary.stats.retries >= 8
+    assert summary.ran.errors["model"] == 2 and summary.stats.retries >= 8
     assert "2 run error(s)" in summary.line() and summary.exit_code == 3
 
 

@@ -48,7 +48,7 @@ def test_the_limit_settles_near_a_hidden_capacity_and_no_task_fails(tmp_path: Pa
         runner = _runner(data, tmp_path / "run", srv, concurrency=20, max_connections=20)
         s = asyncio.run(asyncio.wait_for(runner.run(), 120))
         rejected, peak = srv.rejected, srv.peak_inflight
-    assert s.done == 160 and not s.errors, s.line()
+    assert s.done == 160 and not s.ran.errors, s.line()
     assert peak == capacity  # the server was used up to its capacity ...
     assert rejected > 0  # ... and said so above it
     changes = _limits(tmp_path / "run")
@@ -72,7 +72,7 @@ def test_rising_latency_brings_the_limit_down(tmp_path: Path) -> None:
     with ScriptedServer(_script(concurrency=4, seconds=0.3, over="queue"), subprocess=True) as srv:
         runner = _runner(data, tmp_path / "run", srv, concurrency=16, max_connections=16)
         s = asyncio.run(asyncio.wait_for(runner.run(), 120))
-    assert s.done == 64 and not s.errors, s.line()
+    assert s.done == 64 and not s.ran.errors, s.line()
     changes = _limits(tmp_path / "run")
     latency_cuts = [c for c in changes if c["reason"] == "latency"]
     print(f"\nqueueing server (capacity 4): {[(c['reason'], c['limit']) for c in changes]}")
@@ -97,7 +97,7 @@ def test_runs_on_one_endpoint_share_its_limit(tmp_path: Path) -> None:
         srv.peak_inflight = 0
         apart = asyncio.run(two_runs(LimiterPool(), LimiterPool(), srv, "apart"))
         apart_peak = srv.peak_inflight
-    assert all(s.done == 24 and not s.errors for s in got + apart)
+    assert all(s.done == 24 and not s.ran.errors for s in got + apart)
     assert shared_peak == 3, f"two runs through one limiter of 3 reached {shared_peak} requests at once"
     assert apart_peak > 3, "control: without the shared limiter the two runs together exceed 3"
     assert got[0].limiters[0] is got[1].limiters[0]
@@ -110,6 +110,6 @@ def test_a_fixed_limit_is_kept_even_when_the_server_says_429(tmp_path: Path, ada
         runner = _runner(data, tmp_path / "run", srv, concurrency=8, max_connections=8, adaptive=adaptive,
                          retries=20)
         s = asyncio.run(asyncio.wait_for(runner.run(), 120))
-    assert s.done == 30 and not s.errors
+    assert s.done == 30 and not s.ran.errors
     cut = any(c["reason"] == "overload" for c in _limits(tmp_path / "run"))
     assert cut is adaptive

@@ -134,8 +134,8 @@ def test_a_worker_runs_a_task_as_the_runner_does_and_names_the_driver_s_run_dire
     # the driver counts the outcome as the local runner counts the record, and its model calls too
     a = RunSummary(run_dir=tmp_path, total=1)
     count_outcome(a, first.counts)
-    assert (a.done, a.scored, a.score_sum, a.passed, a.tool_calls) == (1, 1, 1.0, 1, 2)
-    assert a.tokens == rec.trajectory.usage.total_tokens > 0 and a.stats.calls == 3 and a.stats.tokens == a.tokens
+    assert (a.done, a.ran.scored, a.ran.score_sum, a.ran.passed, a.ran.tool_calls) == (1, 1, 1.0, 1, 2)
+    assert a.ran.tokens == rec.trajectory.usage.total_tokens > 0 and a.stats.calls == 3 and a.stats.tokens == a.ran.tokens
 
 
 def test_counts_of_an_errored_or_unscored_task(tmp_path: Path) -> None:
@@ -143,8 +143,8 @@ def test_counts_of_an_errored_or_unscored_task(tmp_path: Path) -> None:
     count_outcome(s, {"error": "time limit: task exceeded 5 s", "tool_calls": 1})
     count_outcome(s, {"error": None, "unscored": True})
     count_outcome(s, {"error": None, "score": 0.5, "passed": False, "score_error": None})
-    assert s.done == 3 and sum(s.errors.values()) == 1 and s.unscored == 1
-    assert s.scored == 1 and s.score_sum == 0.5 and s.passed == 0 and s.tool_calls == 1
+    assert s.done == 3 and sum(s.ran.errors.values()) == 1 and s.ran.unscored == 1
+    assert s.ran.scored == 1 and s.ran.score_sum == 0.5 and s.ran.passed == 0 and s.ran.tool_calls == 1
 
 
 def test_retry_runs_a_ray_run_locally_when_asked(tmp_path: Path) -> None:

@@ -80,8 +80,8 @@ def _hooks(progress: bool) -> RunHooks:
 
     def update(s: RunSummary, st: CallStats) -> None:
         if "p" in state:
-            errs = sum(s.errors.values())
-            state["p"].update(s.done + s.skipped, s.total, f"errors {errs} · tokens {s.tokens}")
+            errs = sum(s.ran.errors.values())
+            state["p"].update(s.done + s.skipped, s.total, f"errors {errs} · tokens {s.ran.tokens}")
 
     return RunHooks(started=started, progress=update, event=lambda text: print(text, file=sys.stderr, flush=True))
 

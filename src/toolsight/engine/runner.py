@@ -96,7 +96,7 @@ def fail_on_error_reached(opts: RunOptions, summary: RunSummary) -> str | None:
     """Why the run stops early under `--fail-on-error` (None: it goes on). N >= 1: N tasks (this
     invocation's) ended in a run error; 0 < F < 1: more than F of the selected task-epochs did."""
     limit = opts.control.fail_on_error
-    errors = sum(summary.errors.values())
+    errors = sum(summary.ran.errors.values())
     if limit is None or errors == 0:
         return None
     if limit >= 1 and errors >= limit:
@@ -270,7 +270,7 @@ class Runner:
             state="interrupted" if why else "finished",
             selected=len(self.selected) * self.opts.control.epochs,
             done=summary.done if summary is not None else 0,
-            errors=sum(summary.errors.values()) if summary is not None else 0,
+            errors=sum(summary.ran.errors.values()) if summary is not None else 0,
             exit_code=summary.exit_code if summary is not None else None, reason=why,
             ended=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         with contextlib.suppress(OSError):

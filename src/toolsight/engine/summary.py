@@ -87,20 +87,12 @@ class RunSummary:
     total: int
     done: int = 0
     skipped: int = 0
-    errors: Counter[str] = field(default_factory=Counter)
+    #: the counts of the tasks this invocation ran (what progress shows)
+    ran: Tally = field(default_factory=Tally)
     kept_errors: int = 0
     retried: int = 0
     changed: int = 0
     rescored: int = 0
-    unscored: int = 0
-    score_errors: int = 0
-    score_pending: int = 0
-    score_sum: float = 0.0
-    scored: int = 0
-    passed: int = 0
-    tokens: int = 0
-    no_usage: int = 0
-    tool_calls: int = 0
     interrupted: bool = False
     stopped: str | None = None
     #: why the run stopped starting tasks under --fail-on-error (exit 3: the rest are left for a resume)
@@ -121,19 +113,8 @@ class RunSummary:
 
     def count(self, c: dict[str, Any]) -> None:
         """Count one finished task from its `record_counts` (a remote worker sends those, not the record)."""
-        one = Tally()
-        one.add(c)
         self.done += 1
-        self.tool_calls += one.tool_calls
-        self.tokens += one.tokens
-        self.no_usage += one.no_usage
-        self.errors.update(one.errors)
-        self.score_errors += one.score_errors
-        self.score_pending += one.score_pending
-        self.unscored += one.unscored
-        self.scored += one.scored
-        self.score_sum += one.score_sum
-        self.passed += one.passed
+        self.ran.add(c)
 
     def finalise(self, keys: Iterable[str]) -> None:
         """Count the latest record of every unit of the run (`keys`) from the run directory."""
@@ -151,12 +132,7 @@ class RunSummary:
         self.whole = tally
 
     def _tally(self) -> Tally:
-        if self.whole is not None:
-            return self.whole
-        return Tally(records=self.done, errors=self.errors, score_errors=self.score_errors,
-                     score_pending=self.score_pending, unscored=self.unscored, scored=self.scored,
-                     passed=self.passed, score_sum=self.score_sum, tokens=self.tokens, no_usage=self.no_usage,
-                     tool_calls=self.tool_calls)
+        return self.whole if self.whole is not None else self.ran
 
     @property
     def exit_code(self) -> int:
