@@ -171,6 +171,6 @@ def test_a_request_the_server_keeps_failing_fails_its_task_after_its_retries(dat
     # concurrency 1: nothing else is served while t2 fails, so only health probes tell it apart
     s = _bounded(_runner(dataset, out, model, concurrency=1, retries=2))
     recs = {r.task_id: r for r in iter_records(out)}
-    assert recs["t2"].error and "500" in recs["t2"].error and s.errors["model"] == 1
+    assert recs["t2"].error and "500" in recs["t2"].error and s.ran.errors["model"] == 1
     assert [recs[f"t{i}"].error for i in (0, 1, 3, 4, 5)] == [None] * 5
     assert model.probes >= 2  # the endpoint was checked before the task was given up
