@@ -77,7 +77,8 @@ class TaskCalls:
         self.log.append(ModelCallRecord(
             index=index, retries=info.retries, duration_s=round(time.monotonic() - t0, 4),
             waited_s=round(info.waited_s, 3), input_tokens=used.input_tokens if used else 0,
-            output_tokens=used.output_tokens if used else 0, usage_missing=used is None))
+            output_tokens=used.output_tokens if used else 0, cache_read_tokens=used.cache_read_tokens if used else 0,
+            cache_write_tokens=used.cache_write_tokens if used else 0, usage_missing=used is None))
         return out
 
     async def __call__(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
@@ -100,6 +101,8 @@ class TaskCalls:
             index=index, finish_reason=out.finish_reason, retries=info.retries, cached=out.cached or info.cached,
             duration_s=round(time.monotonic() - t0, 4), waited_s=round(info.waited_s, 3),
             input_tokens=out.usage.input_tokens, output_tokens=out.usage.output_tokens,
+            cache_read_tokens=out.usage.cache_read_tokens, cache_write_tokens=out.usage.cache_write_tokens,
+            batch=out.batch,
         ))
         return out
 

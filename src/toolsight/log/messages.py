@@ -88,10 +88,14 @@ class Message(BaseModel):
 
 
 class Usage(BaseModel):
+    """Tokens of one call or a sum of calls. `input_tokens` counts every input token, including those
+    read from (`cache_read_tokens`) or written to (`cache_write_tokens`) a provider's prompt cache."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
     cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -103,4 +107,5 @@ class Usage(BaseModel):
             output_tokens=self.output_tokens + other.output_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )

@@ -81,6 +81,11 @@ class ModelCallRecord(BaseModel):
     waited_s: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    #: input tokens read from / written to the provider's prompt cache (part of `input_tokens`)
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    #: sent through the provider's batch API
+    batch: bool = False
     #: the reply carried no token usage (e.g. a stream without `stream_options.include_usage`, as an
     #: official driver sends it): its tokens are unknown, not 0
     usage_missing: bool = False

@@ -210,6 +210,7 @@ class AnthropicModel(Model):
             + (u.get("cache_read_input_tokens") or 0),
             output_tokens=u.get("output_tokens") or 0,
             cache_read_tokens=u.get("cache_read_input_tokens") or 0,
+            cache_write_tokens=u.get("cache_creation_input_tokens") or 0,
         ) if u is not None else Usage()
         content: list[TextPart | ImagePart] = [TextPart(text="".join(texts))] if any(texts) else []
         msg = Message(role="assistant", content=content, tool_calls=calls,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +29,9 @@ from toolsight.models.task_context import set_current_task
 from toolsight.models.wire import WireProfile
 from toolsight.tasks.schema import Task
 
+if TYPE_CHECKING:
+    from toolsight.models.batch.base import BatchAPI
+
 
 class ModelOutput(BaseModel):
     message: Message
@@ -36,6 +39,8 @@ class ModelOutput(BaseModel):
     finish_reason: FinishReason = "stop"
     model: str = ""
     cached: bool = False
+    #: the reply came through the provider's batch API (billed at its batch price)
+    batch: bool = False
 
     @property
     def text(self) -> str:
@@ -136,6 +141,18 @@ class Model(ABC):
         response cache must never answer one with the other's replies)."""
         base = getattr(self, "base_url", None)
         return f"{self.name}@{base}" if base else self.name
+
+    def batch_api(self) -> BatchAPI | None:
+        """The provider's batch endpoint (`toolsight.models.batch`), or None: this model cannot batch."""
+        return None
+
+    def batch_body(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> dict[str, Any]:
+        """The request body the on-line call would send (wire profile included), for a batch item."""
+        raise NotImplementedError(f"{self.name}: no batch API")
+
+    def batch_parse(self, reply: dict[str, Any]) -> ModelOutput:
+        """A batch item's reply body read as the on-line reply would be (`ModelOutput.batch` set)."""
+        raise NotImplementedError(f"{self.name}: no batch API")
 
     def forget(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> None:  # noqa: B027
         """The reply to this request could not be used (a judge reply that does not parse): drop it
