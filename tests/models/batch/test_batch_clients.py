@@ -161,3 +161,28 @@ def test_cancel_stops_the_batch_and_its_items_never_run(provider: str) -> None:
     assert statuses[0] == "in_progress" and statuses[-1] == "cancelled"
     assert res == [("a", True, True), ("b", True, True)]
 
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_batch_waits_out_the_scripted_seconds_and_results_wait_for_the_end(provider: str) -> None:
+    async def go(srv: ScriptedServer) -> tuple[list[str], ModelError, ModelError]:
+        model = make_model(provider, srv)
+        api = model.batch_api()
+        assert api is not None
+        try:
+            bid = await api.submit(items(model, prompts("a")), tag="slow")
+            statuses = [str((await api.poll(bid)).status) for _ in range(3)]
+            with pytest.raises(ModelError) as early:
+                await api.results(bid)
+            with pytest.raises(ModelError) as unknown:
+                await api.poll(bid + "0")
+            return statuses, early.value, unknown.value
+        finally:
+            await api.aclose()
+
+    with ScriptedServer(three_tasks(seconds=3600)) as srv:
+        statuses, early, unknown = asyncio.run(go(srv))
+        assert not [r for r in srv.requests if r.batch is not None]
+    assert statuses == ["in_progress"] * 3
+    assert early.retryable and "poll until it has ended" in str(early)
+    assert unknown.status == 404 and not unknown.retryable
