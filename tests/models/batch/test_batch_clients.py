@@ -186,3 +186,25 @@ def test_a_batch_waits_out_the_scripted_seconds_and_results_wait_for_the_end(pro
     assert statuses == ["in_progress"] * 3
     assert early.retryable and "poll until it has ended" in str(early)
     assert unknown.status == 404 and not unknown.retryable
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_concurrent_status_reads_play_each_item_once(provider: str) -> None:
+    async def go(srv: ScriptedServer) -> list[str]:
+        model = make_model(provider, srv)
+        api = model.batch_api()
+        assert api is not None
+        try:
+            bid = await api.submit(items(model, prompts("a", "b")), tag="t")
+            states = await asyncio.gather(*(api.poll(bid) for _ in range(4)))
+            return [s.status for s in states]
+        finally:
+            await api.aclose()
+
+    script = three_tasks()
+    script.tasks["a"] = [script.tasks["a"][0].model_copy(update={"fault": "stall", "seconds": 0.3})]
+    with ScriptedServer(script) as srv:
+        statuses = asyncio.run(go(srv))
+        played = [r.body for r in srv.requests if r.batch is not None]
+    assert len(played) == 2
+    assert "ended" in statuses

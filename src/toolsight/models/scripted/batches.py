@@ -15,6 +15,7 @@ the Anthropic client uses), so a test can assert that a resumed run did not subm
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import time
@@ -63,6 +64,8 @@ class Batch:
     ended_at: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # provider fields echoed back (metadata, ...)
     errors: list[dict[str, Any]] = field(default_factory=list)  # why a batch failed as a whole
+    #: held while the items are played: a second status read waits instead of playing them again
+    playing: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class Batches:
@@ -99,7 +102,9 @@ class Batches:
         cfg = self.server.script.batch
         if batch.reads <= cfg.polls or time.time() - batch.created < cfg.seconds:
             return
-        await self._play(batch)
+        async with batch.playing:
+            if batch.state == "in_progress":  # not ended by a read that held the lock before this one
+                await self._play(batch)
 
     async def _play(self, batch: Batch) -> None:
         from toolsight.models.batch.anthropic import caller_id
@@ -133,7 +138,7 @@ class Batches:
         return Outcome(status=status, body=body if isinstance(body, dict) else {"value": body})
 
     def cancel(self, batch: Batch) -> None:
-        if batch.state != "in_progress":
+        if batch.state != "in_progress" or batch.playing.locked():  # over, or finishing now
             return
         for item in batch.items:
             item.outcome = Outcome(expired=True)

@@ -10,6 +10,7 @@ counter, so concurrent tasks each play their own script. A key without its own l
 default list (from its own position); after the last step the last step repeats. With a `rule` (and no list for the key)
 the reply is computed from the request alone: `calls` tool calls, counted by the number of tool
 results already in the request, then the answer — stateless, so it works at any concurrency.
+`batch` sets how the server's batch endpoints behave (delay, failing items, expiry: `BatchScript`).
 """
 
 from __future__ import annotations

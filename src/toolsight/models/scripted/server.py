@@ -4,7 +4,8 @@ Routes: OpenAI `POST /v1/chat/completions` (also `/chat/completions`; server-sen
 body asks for `stream: true`), OpenAI `POST /v1/responses` (the Responses API, with a step's
 `code_interpreter` runs as hosted `code_interpreter_call` items), Anthropic `POST /v1/messages`,
 Gemini `POST /v1beta/models/{model}:generateContent`, and the models listings (`GET /v1/models`,
-`GET /v1beta/models`) that health probes use. Every reply reports usage; every request is recorded in
+`GET /v1beta/models`) that health probes use, and the three providers' batch APIs (`scripted/batches.py`,
+items played on the routes above). Every reply reports usage; every request is recorded in
 `ScriptedServer.requests` so tests can check what an SDK really sent. A Chat Completions request's
 `stop` strings cut the scripted text as a real server would (`_apply_stop`).
 
