@@ -242,7 +242,7 @@ class AnthropicModel(Model):
                                      "a streamed request, so run this setting without batching")
         return body
 
-    def batch_parse(self, reply: dict[str, Any]) -> ModelOutput:
+    def batch_parse(self, reply: dict[str, Any], config: GenerateConfig | None = None) -> ModelOutput:
         """A batch item's message, read by `parse_dict`, marked `batch`."""
         out = self.parse_dict(reply)
         out.batch = True

@@ -150,8 +150,9 @@ class Model(ABC):
         """The request body the on-line call would send (wire profile included), for a batch item."""
         raise NotImplementedError(f"{self.name}: no batch API")
 
-    def batch_parse(self, reply: dict[str, Any]) -> ModelOutput:
-        """A batch item's reply body read as the on-line reply would be (`ModelOutput.batch` set)."""
+    def batch_parse(self, reply: dict[str, Any], config: GenerateConfig | None = None) -> ModelOutput:
+        """A batch item's reply body read as the on-line reply would be (`ModelOutput.batch` set);
+        `config`: the item's generation settings, for a parser that reads by them (a wire profile)."""
         raise NotImplementedError(f"{self.name}: no batch API")
 
     def forget(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> None:  # noqa: B027

@@ -418,7 +418,7 @@ class GoogleModel(Model):
         system, contents = to_wire(messages)
         return self.request_body(system, contents, tools, config)
 
-    def batch_parse(self, reply: dict[str, Any]) -> ModelOutput:
+    def batch_parse(self, reply: dict[str, Any], config: GenerateConfig | None = None) -> ModelOutput:
         """A batch item's `generateContent` reply, read by `parse_dict`, marked `batch`."""
         out = self.parse_dict(reply)
         out.batch = True

@@ -306,9 +306,10 @@ class OpenAIModel(Model):
                                      "request, so run this setting without batching")
         return body
 
-    def batch_parse(self, reply: dict[str, Any]) -> ModelOutput:
-        """A batch item's Chat Completions reply, read by `parse_dict`, marked `batch`."""
-        out = self.parse_dict(reply)
+    def batch_parse(self, reply: dict[str, Any], config: GenerateConfig | None = None) -> ModelOutput:
+        """A batch item's Chat Completions reply, read by `parse_dict` (with the item's wire profile,
+        which may keep the reply to re-send it), marked `batch`."""
+        out = self.parse_dict(reply, config.wire if config is not None else None)
         out.batch = True
         return out
 

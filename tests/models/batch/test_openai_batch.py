@@ -7,14 +7,14 @@ import asyncio
 import json
 
 import pytest
-from batchkit import CONFIG, items, make_model, prompts, three_tasks, until_over
+from batchkit import CONFIG, CROP, items, make_model, prompts, three_tasks, until_over
 from openai import AsyncOpenAI
 
-from toolsight.models.base import ConfigurationError, Message
+from toolsight.models.base import ConfigurationError, Message, ModelOutput
 from toolsight.models.batch.base import BatchItem
 from toolsight.models.batch.openai import OpenAIBatchAPI
 from toolsight.models.scripted import ScriptedServer
-from toolsight.models.wire import WireProfile
+from toolsight.models.wire import ECHO_KEY, WireProfile
 
 
 def test_the_sdk_pages_through_the_batch_list_and_find_walks_the_pages() -> None:
@@ -110,3 +110,36 @@ def test_responses_api_bodies_batch_on_the_responses_endpoint() -> None:
     assert reply is not None and reply["object"] == "response"
     message = [o for o in reply["output"] if o["type"] == "message"]  # type: ignore[union-attr,index,attr-defined]
     assert message[0]["content"][0]["text"] == "It is 7."  # type: ignore[index]
+
+
+def test_a_wire_profile_reads_a_batched_reply_as_its_online_reply() -> None:
+    profile = WireProfile(name="an sdk driver", echo="openai-sdk")
+    config = CONFIG.model_copy(update={"wire": profile})
+    convs = prompts("a", "b")
+
+    async def batched(srv: ScriptedServer) -> dict[str, ModelOutput]:
+        model = make_model("openai", srv)
+        api = model.batch_api()
+        assert api is not None
+        try:
+            bid = await api.submit([BatchItem(custom_id=k, body=model.batch_body(m, [CROP], config))
+                                    for k, m in convs.items()], tag="p")
+            await until_over(api, bid)
+            return {r.custom_id: model.batch_parse(r.reply or {}, config) for r in await api.results(bid)}
+        finally:
+            await api.aclose()
+
+    async def online(srv: ScriptedServer) -> dict[str, ModelOutput]:
+        model = make_model("openai", srv)
+        try:
+            return {k: await model.generate(m, [CROP], config) for k, m in convs.items()}
+        finally:
+            await model.aclose()
+
+    with ScriptedServer(three_tasks()) as srv:
+        got = asyncio.run(batched(srv))
+    with ScriptedServer(three_tasks()) as srv:
+        want = asyncio.run(online(srv))
+    assert all(o.batch for o in got.values())
+    assert {k: o.model_copy(update={"batch": False}) for k, o in got.items()} == want
+    assert (got["a"].message.provider_data or {}).get(ECHO_KEY)  # the reply kept to be re-sent as the driver does
