@@ -160,3 +160,56 @@ def test_bad_flags_are_one_line(run: Path, args: list[str], needles: list[str]) 
 def test_a_path_that_is_not_a_folder_of_runs(tmp_path: Path) -> None:
     assert_one_error_line(ts("export", str(tmp_path / "nope")), 2, "nope: no such folder")
     assert_one_error_line(ts("export", str(tmp_path)), 2, "no runs in this folder")
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def test_inspects_own_viewer_shows_the_sample_with_its_images(run: Path, log: EvalLog, tmp_path: Path) -> None:
+    """`inspect view bundle` (Inspect's static viewer) served on 127.0.0.1 and opened in headless Chromium:
+    the log's page lists the run's samples, and a sample's messages show its images (decoded, not broken)."""
+    import functools
+    import http.server
+    import os
+    import threading
+
+    if not Path(CHROMIUM).is_file():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} not installed (apt-get install -y chromium)")
+        print(f"SKIP: {CHROMIUM} not installed")
+        pytest.skip(f"{CHROMIUM} not installed")
+    from playwright.sync_api import sync_playwright
+
+    bundle = tmp_path / "bundle"
+    r = subprocess.run([str(Path(sys.executable).with_name("inspect")), "view", "bundle", "--log-dir",
+                        str(run / "inspect"), "--output-dir", str(bundle)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(bundle)))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                errors: list[str] = []
+                page.on("pageerror", lambda e: errors.append(str(e)))
+                page.goto(f"http://127.0.0.1:{srv.server_address[1]}/")
+                page.click(f"text={log.eval.task}", timeout=60_000)
+                for i in range(3):  # the samples' rows, by their prompts
+                    page.locator(f"text=Question {i}: which colour is the square?").first.wait_for(timeout=60_000)
+                page.click("text=Question 1: which colour is the square?")
+                page.locator('img[src^="data:image/png"]').nth(1).wait_for(timeout=60_000)  # the page's CSP: no eval
+                sizes = page.eval_on_selector_all('img[src^="data:image/png"]', "els => els.map(e => e.naturalWidth)")
+                assert len(sizes) >= 2 and all(w > 0 for w in sizes), sizes  # the input and the crop, decoded
+                if os.environ.get("TOOLSIGHT_SCREENSHOTS"):
+                    page.screenshot(path=str(Path(os.environ["TOOLSIGHT_SCREENSHOTS"]) / "inspect-view-sample.png"))
+                assert not errors, errors
+            finally:
+                browser.close()
+    finally:
+        srv.shutdown()

@@ -91,9 +91,22 @@ class _Images:
         if src is None:
             self.missing.append(name)
             return self.ia.model.ContentText(text=f"[image {name}: file missing from the run directory]")
-        media = mime or ImagePart(path=str(src)).media_type()
-        data = base64.b64encode(src.read_bytes()).decode("ascii")
-        return self.ia.model.ContentImage(image=f"data:{media};base64,{data}")
+        raw = src.read_bytes()
+        media = _sniff(raw) or mime or ImagePart(path=str(src)).media_type()
+        return self.ia.model.ContentImage(image=f"data:{media};base64,{base64.b64encode(raw).decode('ascii')}")
+
+
+def _sniff(raw: bytes) -> str | None:
+    """The image type the bytes say (a dataset's PNG named `.jpg` is still a PNG), None when unknown."""
+    if raw.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if raw.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if raw[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
+        return "image/webp"
+    return None
 
 
 def _content(m: Message, images: _Images) -> list[Any]:
