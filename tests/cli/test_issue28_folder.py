@@ -10,6 +10,7 @@ Scores of the generated sets under TIR-Bench's and PhysToolBench's own settings 
 from __future__ import annotations
 
 import base64
+import csv
 import json
 import re
 import subprocess
@@ -135,6 +136,16 @@ def test_export_writes_one_inspect_log_per_run(folder: Path, tmp_path: Path) -> 
                 kind = "png" if magic == b"\x89PNG" else "jpeg" if magic[:3] == b"\xff\xd8\xff" else "?"
                 assert head == f"data:image/{kind};base64", (p, s.id, head, magic)
     assert seen == set(SINGLE) | set(SWEEP)
+
+
+def test_export_csv_has_a_row_per_task_of_every_run(folder: Path, tmp_path: Path) -> None:
+    r = ts("export", str(folder), "--format", "csv", "--out", str(tmp_path / "all.csv"))
+    assert r.returncode == 0, r.stderr
+    with (tmp_path / "all.csv").open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 14
+    want = {(str(folder / rel), rec["task_id"]) for rel in [*SINGLE, *SWEEP] for rec in records(folder / rel)}
+    assert {(row["run_dir"], row["task_id"]) for row in rows} == want
 
 
 def _get(url: str) -> tuple[int, str, str]:

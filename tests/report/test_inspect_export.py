@@ -213,3 +213,23 @@ def test_inspects_own_viewer_shows_the_sample_with_its_images(run: Path, log: Ev
                 browser.close()
     finally:
         srv.shutdown()
+
+
+def test_scores_name_exports_a_rescoring_instead_of_the_records(run: Path, tmp_path: Path) -> None:
+    lines_ = [{"task_id": "t0", "score": {"value": 0.25, "passed": False, "answer": "A", "scorer": "by-hand"}},
+              {"task_id": "t1", "score": {"value": 1.0, "passed": True, "answer": "A", "scorer": "by-hand"}},
+              {"task_id": "t2", "score": None, "error": "not scored"}]
+    (run / "scores-hand.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines_), encoding="utf-8")
+    try:
+        r = ts("export", str(run), "--scores", "hand", "--out", str(tmp_path / "h.eval"))
+        assert r.returncode == 0, r.stderr
+        log = read_eval_log(str(tmp_path / "h.eval"))
+        assert log.samples is not None
+        got = {s.id: (s.scores or {}).get("by-hand") for s in log.samples}
+        assert got["t0"] is not None and got["t0"].value == 0.25 and got["t1"] is not None and got["t1"].value == 1.0
+        assert got["t2"] is None
+        assert log.results is not None and log.results.scores[0].metrics["mean"].value == pytest.approx(0.625)
+        missing = ts("export", str(run), "--scores", "nope", "--out", str(tmp_path / "n.eval"))
+        assert_one_error_line(missing, 2, "no scores file", "scores-nope.jsonl")
+    finally:
+        (run / "scores-hand.jsonl").unlink()

@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from toolsight.engine.rescore import RescoreError, load_run_tasks
@@ -45,17 +46,10 @@ class ExportError(ToolsightError):
 def _inspect() -> Any:
     """The inspect_ai modules this export uses, as one namespace (ExportError when not installed)."""
     try:
-        mods = {name: importlib.import_module(f"inspect_ai.{name}") for name in ("log", "model", "scorer", "tool")}
+        return SimpleNamespace(**{name: importlib.import_module(f"inspect_ai.{name}")
+                                  for name in ("log", "model", "scorer", "tool")})
     except ImportError:
         raise ExportError(INSTALL_HINT) from None
-
-    class NS:
-        log = mods["log"]
-        model = mods["model"]
-        scorer = mods["scorer"]
-        tool = mods["tool"]
-
-    return NS
 
 
 def _iso(ts: float) -> str:
