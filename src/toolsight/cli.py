@@ -1,4 +1,4 @@
-"""The command line: run, retry, validate, generate, score, report, view, list (docs/cli.md).
+"""The command line: run, retry, validate, generate, score, report, view, runs, export, list (docs/cli.md).
 
 `run` and `retry` go through the same engine as the Python API (`toolsight.api`). User errors (bad
 folder, flag, model prefix, missing key) end in one unwrapped line naming the flag and the fix —
@@ -22,6 +22,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from toolsight.cli_export import export as export_cmd
 from toolsight.cli_runs import runs as runs_cmd
 from toolsight.errors import EXIT_ABORTED, EXIT_TASK_ERRORS, EXIT_USAGE, RunAborted, ToolsightError
 from toolsight.version import __version__
@@ -48,6 +49,7 @@ list_app = typer.Typer(help="List benchmarks, settings, caps, models, agents, to
                        rich_markup_mode=None, context_settings=_CONTEXT)
 app.add_typer(list_app, name="list")
 app.command("runs")(runs_cmd)  # toolsight.cli_runs: the runs under a folder
+app.command("export")(export_cmd)  # toolsight.cli_export: Inspect logs, CSV, Parquet
 # soft_wrap: output is never hard-wrapped at 80 columns (one-line errors, pasteable commands)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 out = Console(soft_wrap=True, highlight=False)

@@ -125,14 +125,14 @@ def lite(score: Score | None) -> ScoreLite | None:
                      error_category=cat if isinstance(cat, str) else None)
 
 
-def load_scores(run_dir: Path, name: str) -> dict[str, ScoreLite | None]:
-    """Record key (task id; `ID#N` for epoch N > 1) -> score from a scores file (a task scored
+def load_full_scores(run_dir: Path, name: str) -> dict[str, Score | None]:
+    """Record key (task id; `ID#N` for epoch N > 1) -> the whole score from a scores file (a task scored
     twice keeps its last line)."""
     p = scores_path(run_dir, name)
     if not p.is_file():
         have = ", ".join(available_scores(run_dir)) or "none"
         raise ScoresFileError(f"no scores file {p} (available in {run_dir}: {have}); run `toolsight score` first")
-    out: dict[str, ScoreLite | None] = {}
+    out: dict[str, Score | None] = {}
     with p.open("r", encoding="utf-8") as fh:
         for no, line in enumerate(fh, start=1):
             if not line.strip():
@@ -141,10 +141,15 @@ def load_scores(run_dir: Path, name: str) -> dict[str, ScoreLite | None]:
                 data = json.loads(line)
                 tid = dict_key(data) if "task_id" in data else str(data["task_id"])
                 raw = data.get("score")
-                out[tid] = lite(Score.model_validate(raw)) if raw is not None else None
+                out[tid] = Score.model_validate(raw) if raw is not None else None
             except (ValueError, KeyError, TypeError) as exc:
                 raise ScoresFileError(f"{p}:{no}: not a scores line ({exc}); expected {{task_id, score}}") from None
     return out
+
+
+def load_scores(run_dir: Path, name: str) -> dict[str, ScoreLite | None]:
+    """As `load_full_scores`, each score reduced to what the metrics use."""
+    return {k: lite(v) for k, v in load_full_scores(run_dir, name).items()}
 
 
 @dataclass

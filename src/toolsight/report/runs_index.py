@@ -1,7 +1,8 @@
 """The runs under a folder, one row each (`toolsight runs DIR`, `toolsight.runs_df`, `toolsight view DIR`).
 
 A run is any folder holding a `manifest.json`; the search goes down from DIR (into sweep folders too)
-and stops at each run. A row holds what the manifest says (benchmark, setting, model, loop, date), what
+and stops at each run. A row holds what the manifest says (benchmark — for a dataset folder's run the
+folder's name, or in a sweep the label its plan gave the folder —, setting, model, loop, date), what
 the latest records say (tasks with a record, run errors, the mean score of the scored ones) and the
 run's status:
 
@@ -14,6 +15,7 @@ run's status:
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,10 +123,25 @@ def _status(run_dir: Path, manifest: Manifest, recs: list[Record], running: bool
     return "interrupted", "no status.json: killed, or made by an older toolsight", None, None
 
 
-def _benchmark(manifest: Manifest) -> str:
-    """The benchmark's name; a dataset folder's run: the folder's name."""
+def _sweep_label(run_dir: Path, sweep: str) -> str | None:
+    """The benchmark label the sweep's plan gave this run (`sweep.json`), None when not found."""
+    try:
+        data = json.loads((Path(sweep) / "sweep.json").read_text(encoding="utf-8"))
+        here = run_dir.resolve()
+        for run in data.get("runs", []):
+            if (Path(sweep) / str(run["dir"])).resolve() == here:
+                return str(run["benchmark"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return None
+
+
+def _benchmark(manifest: Manifest, run_dir: Path, sweep: str | None) -> str:
+    """The benchmark's name; a dataset folder's run: the folder's name — in a sweep, the label its plan gave
+    the folder (`name = "bars"` beside `generate = ...`, not the generated folder's `0-vtc-bars-n8-s0`)."""
     if manifest.benchmark == "dataset" and manifest.target:
-        return Path(manifest.target).name
+        label = _sweep_label(run_dir, sweep) if sweep is not None else None
+        return Path(label).name if label else Path(manifest.target).name
     return manifest.benchmark
 
 
@@ -139,12 +156,14 @@ def run_row(run_dir: Path, root: Path | None = None, held: set[tuple[int, int]] 
     recs = latest_records(run_dir)
     status, reason, selected, ended = _status(run_dir, manifest, recs, is_running(run_dir, held))
     values = [r.score.value for r in recs if r.error is None and r.score is not None and r.score.error is None]
+    sweep = _sweep_of(run_dir, root or run_dir)
     return RunRow(
-        path=str(run_dir), benchmark=_benchmark(manifest), setting=manifest.setting, model=manifest.model,
+        path=str(run_dir), benchmark=_benchmark(manifest, run_dir, sweep), setting=manifest.setting,
+        model=manifest.model,
         loop=_loop(manifest), judge=manifest.judge, tasks=len(recs), selected=selected,
         errors=sum(1 for r in recs if r.error is not None), scored=len(values),
         score=sum(values) / len(values) if values else None, status=status, reason=reason,
-        created=manifest.created, ended=ended, sweep=_sweep_of(run_dir, root or run_dir),
+        created=manifest.created, ended=ended, sweep=sweep,
     )
 
 
