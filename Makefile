@@ -10,8 +10,10 @@ PYTEST_WORKERS ?= 2
 
 .PHONY: run test lint typecheck pytest system-deps bench clean mutation
 
-# RapidOCR 1.4.4 ships its ONNX models in the wheel but requires the non-headless opencv-python, which
-# would overwrite the headless cv2: it is installed without deps (its real deps are the perception extra).
+# The perception extra brings RapidOCR 3.x (`rapidocr`, headless OpenCV, PP-OCRv6 models in the wheel).
+# RapidOCR 1.4.4 (PP-OCRv4 models in the wheel; toolsight prefers it: it reads small digits better)
+# requires the non-headless opencv-python, which would overwrite the headless cv2: it is added without
+# deps (its real deps are the perception extra).
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -U pip

@@ -46,3 +46,33 @@ def test_tesseract_reads_rendered_lines_when_installed() -> None:
     res = asyncio.run(get_ocr("tesseract").read(_rendered()))
     assert res.backend == "tesseract"
     assert [_norm(ln.text) for ln in res.lines] == [_norm(s) for s in LINES]
+
+
+def test_the_perception_extra_brings_a_rapidocr_that_keeps_the_headless_opencv() -> None:
+    """`pip install 'toolsight[perception]'` gives OCR: the extra names `rapidocr`, whose installed
+    distribution ships its ONNX models and requires the headless OpenCV (never `opencv-python`, whose
+    cv2 would replace the headless one and needs libGL)."""
+    import re
+    import tomllib
+    from importlib import metadata
+    from pathlib import Path
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    extra = pyproject["project"]["optional-dependencies"]["perception"]
+    assert any(re.match(r"rapidocr\s*[<>=!~]", r) for r in extra), extra
+    requires = [re.split(r"[\s<>=!~;\[]", r, maxsplit=1)[0].lower().replace("_", "-")
+                for r in metadata.requires("rapidocr") or [] if "extra ==" not in r]
+    assert "opencv-python-headless" in requires and "opencv-python" not in requires, requires
+    files = [str(f) for f in metadata.files("rapidocr") or []]
+    assert sum(f.endswith(".onnx") for f in files) >= 2  # detection and recognition models in the wheel
+
+
+def test_the_extra_s_rapidocr_reads_rendered_lines_in_order() -> None:
+    from toolsight.perception.ocr import RapidOcrEngine
+
+    engine = RapidOcrEngine("rapidocr")
+    assert engine.describe()["package"] == "rapidocr"
+    res = asyncio.run(engine.read(_rendered()))
+    assert [_norm(ln.text).replace(" ", "") for ln in res.lines] == [_norm(s).replace(" ", "") for s in LINES]
+    blank = asyncio.run(engine.read(ImageInput(np.full((60, 60, 3), 255, np.uint8))))
+    assert blank.lines == []

@@ -44,9 +44,10 @@ def cluster() -> Iterator[LoopbackCluster]:
 class Server:
     """The scripted server, inside the cluster's namespace: `calls` crops, then answer A."""
 
-    def __init__(self, cluster: LoopbackCluster, folder: Path, seconds: float, calls: int = 2) -> None:
+    def __init__(self, cluster: LoopbackCluster, folder: Path, seconds: float, calls: int = 2,
+                 script_json: dict[str, Any] | None = None) -> None:
         script = folder / "script.json"
-        script.write_text(json.dumps({"rule": {
+        script.write_text(json.dumps(script_json or {"rule": {
             "tool": "crop", "arguments": {"image": "img.png", "bbox": [0, 0, 0.5, 0.5]}, "calls": calls,
             "answer": "<answer>A</answer>", "seconds": seconds}}))
         self.proc = cluster.popen([sys.executable, "-m", "toolsight.models.scripted.server", "--script", str(script),
@@ -302,3 +303,31 @@ def test_workers_that_cannot_start_do_not_hold_up_those_that_did(cluster: Loopba
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(_units(run)) == 6 and all(r["score"]["value"] == 1.0 for r in records(run))
     assert len(set(re.findall(r"started on node (\w+)", done.stderr))) == 2
+
+
+def test_fail_on_error_stops_a_ray_run_with_exit_3_and_retry_finishes_it(cluster: LoopbackCluster,
+                                                                         tmp_path: Path) -> None:
+    # every request refused: each task ends in an error; one worker, one task at a time, so exactly
+    # two records are written before the driver stops sending tasks
+    data = dataset(tmp_path / "ds", 8)
+    run = tmp_path / "run"
+    srv = Server(cluster, tmp_path, seconds=0, script_json={"steps": [{"fault": "status", "status": 400}]})
+    try:
+        r = cluster.run(_argv(data, run, srv.url, "--concurrency", "1", "--executor", "ray", "--ray-address",
+                              cluster.address, "--ray-workers", "1", "--fail-on-error", "2"), OPENAI_API_KEY="k")
+    finally:
+        srv.stop()
+    assert r.returncode == 3, r.stderr[-3000:]
+    assert len(records(run)) == 2 and all(rec["error"] for rec in records(run))
+    summary = [x for x in r.stderr.splitlines() if x.strip()][-1]
+    assert "stopped early: 2 task(s) ended in error (--fail-on-error 2)" in summary, summary
+    assert f"toolsight retry {run}" in summary
+    assert json.loads((run / "status.json").read_text())["state"] == "interrupted"
+    good = Server(cluster, tmp_path, seconds=0.01, calls=1)
+    try:
+        again = cluster.run([TOOLSIGHT, "retry", str(run), "--base-url", good.url, "--no-report"], OPENAI_API_KEY="k")
+    finally:
+        good.stop()
+    assert again.returncode == 0, again.stderr[-3000:]
+    latest = {rec["task_id"]: rec for rec in records(run)}
+    assert len(latest) == 8 and all(rec["error"] is None and rec["score"]["value"] == 1.0 for rec in latest.values())

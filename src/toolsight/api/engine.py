@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from toolsight.agents.settings import AgentSettings
 from toolsight.api.env import load_env
 from toolsight.api.result import EvalResult
+from toolsight.benchmarks.base import Benchmark
 from toolsight.benchmarks.registry import benchmark_names, get_benchmark
 from toolsight.calls.retry import CallStats
 from toolsight.engine.options import RunOptions
@@ -29,7 +31,9 @@ from toolsight.engine.rundir import RunError
 from toolsight.engine.runner import Runner, load_for_run
 from toolsight.engine.summary import RunStopped, RunSummary
 from toolsight.errors import ToolsightError
+from toolsight.log.toolspec import ToolSpec
 from toolsight.models.base import Model
+from toolsight.tools.base import Tool
 
 T = TypeVar("T")
 
@@ -74,6 +78,37 @@ def _check_data(opts: RunOptions) -> None:
         f"ignored; run `toolsight run {opts.data} ...`, or name a benchmark: `toolsight run BENCHMARK --data {opts.data}`")
 
 
+def _settings_advice(bench: Benchmark, model: Model, runner: Runner) -> str:
+    """Which other settings of the benchmark the model's warning would not apply to (what to pick instead)."""
+    from toolsight.tools.registry import build_tools
+
+    fine: list[str] = []
+    tasks = runner.selected[:SETTINGS_SAMPLE]
+    for name, st in bench.settings().items():
+        if name == runner.setting_name:
+            continue
+        try:
+            tools = build_tools(st.tools, extra=bench.toolsets())
+        except ToolsightError:
+            continue
+        names = [n for t in tools for n in (t.name, *t.aliases)]
+        if model.setting_warning(names, tasks, _function_specs(bench, st, tools)) is None:
+            fine.append(name)
+    if fine:
+        return f"pick a setting that offers them: --setting {' / '.join(fine)}"
+    return f"no setting of {bench.target_name()} offers them"
+
+
+def _function_specs(bench: Benchmark, settings: AgentSettings, tools: list[Tool]) -> list[ToolSpec]:
+    """The tool schemas a setting sends as function tools; none for an agent that speaks its own text
+    protocol (PyVision's code blocks, DeepEyes' tags), where a model's function call is no action."""
+    return bench.offered_specs(settings, tools) if settings.agent == "default" else []
+
+
+#: tasks the settings advice checks per setting (the warning itself samples as many)
+SETTINGS_SAMPLE = 20
+
+
 def prepare(opts: RunOptions, hooks: RunHooks | None = None) -> tuple[Runner, list[str]]:
     """The runner for `opts` and the notes to show before it runs (already passed to `hooks.note`)."""
     hooks = hooks or RunHooks()
@@ -89,6 +124,7 @@ def prepare(opts: RunOptions, hooks: RunHooks | None = None) -> tuple[Runner, li
     notes = [f"note: {n}" for n in loaded.notes]
     if opts.setting is None:
         others = [n for n in bench.settings() if n != bench.default_setting]
+        settings = bench.setting(None, opts.loop)  # loading may choose the default (e.g. for a generated set)
         tools = ", ".join(settings.tools) or "no tools"
         notes.append(f"note: no --setting given: using {bench.default_setting!r} ({tools}), the default for "
                      f"{bench.target_name()}; others: {', '.join(others) or 'none'}")
@@ -97,9 +133,11 @@ def prepare(opts: RunOptions, hooks: RunHooks | None = None) -> tuple[Runner, li
     runner = Runner(opts, bench, loaded, model, judge=judge, on_progress=hooks.progress, on_event=hooks.event,
                     summarizer=summarizer, executor=make_executor(opts))
     # every name the toolbox accepts: a tool's aliases (a paper's names for it) are offered too
-    warn = model.setting_warning([n for t in runner.tools for n in (t.name, *t.aliases)], runner.selected)
+    warn = model.setting_warning([n for t in runner.tools for n in (t.name, *t.aliases)], runner.selected,
+                                 _function_specs(bench, runner.settings, runner.tools))
     if warn:
-        notes.append(f"warning: {warn} (`toolsight list settings {bench.target_name()}`)")
+        notes.append(f"warning: {warn}; {_settings_advice(bench, model, runner)} "
+                     f"(`toolsight list settings {bench.target_name()}`)")
     if opts.web.backend is not None and not runner.uses_web:
         notes.append(f"note: --web {opts.web.backend} has no effect: setting {runner.setting_name!r} offers no web tools")
     if opts.control.epochs > 1:

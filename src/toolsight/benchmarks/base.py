@@ -52,6 +52,13 @@ class LoadedTasks:
     notes: list[str] = field(default_factory=list)
     #: an offline web corpus that belongs to the data (the default for `--web`; see toolsight.web)
     web_corpus: Path | None = None
+    #: images a run fetches into `root` before its tasks run (path under the root -> URL, e.g. a
+    #: benchmark that downloads its images); hashed by URL, so a task's hash does not depend on
+    #: whether its images are fetched yet
+    remote_images: dict[str, str] = field(default_factory=dict)
+    #: fetches the remote images of the tasks a run selects (a BenchmarkError names what is missing);
+    #: None: every image is in `root` already
+    fetch: Callable[[Sequence[Task]], None] | None = None
 
     def __post_init__(self) -> None:
         self.tasks = TaskSet.from_tasks(self.tasks)

@@ -180,6 +180,8 @@ class Runner:
         # the tasks this run covers, chosen now so a bad --task-id / --tag fails before the run
         # directory exists
         self.selected = self._select()
+        if loaded.fetch is not None:  # the selected tasks' remote images only (not the whole dataset's)
+            loaded.fetch(self.selected)
         self._preflight()
         if opts.control.epochs > 1 or opts.scoring.epochs_reducer is not None:
             from toolsight.metrics.epochs import DEFAULT_REDUCER, check_reducer
@@ -226,7 +228,8 @@ class Runner:
 
     # ---- the run ------------------------------------------------------------------------------
     async def run(self) -> RunSummary:
-        self.task_hashes.update(await asyncio.to_thread(task_hashes, self.loaded.tasks, self.loaded.root))
+        self.task_hashes.update(await asyncio.to_thread(task_hashes, self.loaded.tasks, self.loaded.root,
+                                                          self.loaded.remote_images))
         identity = self.opts.identity(self.bench.name, self.setting_name, dataset_hash(self.task_hashes))
         try:
             lock, old = open_run_dir(self.run_dir, lambda: new_manifest(self._facts(), identity), self.opts.control.resume)

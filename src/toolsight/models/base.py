@@ -127,9 +127,10 @@ class Model(ABC):
         anything; raises `ModelError` when it could not be reached or failed (a 5xx, a timeout).
         The default sends nothing: a model without an endpoint is always up."""
 
-    def setting_warning(self, tools: Sequence[str], tasks: Sequence[Task]) -> str | None:
-        """Why this model will do badly under a setting that offers `tools` (tool names) on `tasks`,
-        or None. A baseline that solves tasks by calling tools says which ones are missing, so a
+    def setting_warning(self, tools: Sequence[str], tasks: Sequence[Task],
+                        specs: Sequence[ToolSpec] = ()) -> str | None:
+        """Why this model will do badly under a setting that offers `tools` (tool names, with their
+        schemas in `specs` when known) on `tasks`, or None. A baseline that solves tasks by calling tools says which ones are missing, so a
         run that can only score 0 does not look like a result."""
         return None
 

@@ -173,7 +173,7 @@ class _TaskReference(Model):
         if code is None:
             return _reply("The reference agent has no solution for this task.")
         if not tool_msgs:
-            return _call("python_interpreter", {"code": _fit(code)}, f"ref-{ti}-0")
+            return _call(code_tool(tools) or CODE_TOOL, {"code": _fit(code)}, f"ref-{ti}-0")
         out = tool_msgs[-1].text
         found = _ANSWER_LINE.findall(out)
         if not found:
@@ -388,6 +388,25 @@ def _replay_template(ti: int, turn: Turn, calls: list[Any], messages: list[Messa
     return _reply(answer if answer is not None else "The reference calls gave no readable answer.")
 
 
+#: the tool a reference solution written in Python is run through, when the setting offers it
+CODE_TOOL = "python_interpreter"
+
+
+def code_tool(specs: Sequence[ToolSpec]) -> str | None:
+    """The offered tool the reference runs a Python solution through: `python_interpreter`, else the
+    first tool whose only required argument is a string `code` (a benchmark's own code interpreter,
+    e.g. one named `code_interpreter`); None when the setting offers no such tool."""
+    names = [s.name for s in specs]
+    if CODE_TOOL in names:
+        return CODE_TOOL
+    for spec in specs:
+        params = spec.parameters or {}
+        code = (params.get("properties") or {}).get("code")
+        if params.get("required") == ["code"] and isinstance(code, dict) and code.get("type") == "string":
+            return spec.name
+    return None
+
+
 def reference_tools(turn: Turn, dataset_root: Path | None = None) -> list[str]:
     """The tools the reference agent calls to solve `turn` (as `_TaskReference.generate` decides)."""
     plan = turn.meta.get("reference_plan")
@@ -399,7 +418,7 @@ def reference_tools(turn: Turn, dataset_root: Path | None = None) -> list[str]:
     calls = turn.meta.get("reference_calls")
     if isinstance(calls, list) and calls:
         return [str(c["tool"]) for c in calls if isinstance(c, dict) and "tool" in c]
-    return ["python_interpreter"] if solution_code(turn, dataset_root) is not None else []
+    return [CODE_TOOL] if solution_code(turn, dataset_root) is not None else []
 
 
 #: how many tasks `ReferenceModel.setting_warning` looks at (reading every solution of a large set is slow)
@@ -425,14 +444,19 @@ class ReferenceModel(Model):
     def for_task(self, task: Task, epoch: int = 1) -> Model:
         return _TaskReference(task, self.dataset_root)
 
-    def setting_warning(self, tools: Sequence[str], tasks: Sequence[Task]) -> str | None:
+    def setting_warning(self, tools: Sequence[str], tasks: Sequence[Task],
+                        specs: Sequence[ToolSpec] = ()) -> str | None:
         """Which tasks' reference solutions call a tool that `tools` (every name the setting's toolbox
-        accepts, aliases included) lacks; None when every sampled task can be solved."""
+        accepts, aliases included) lacks; None when every sampled task can be solved. A Python
+        solution is run through any code tool `specs` offers (`code_tool`)."""
         sample = tasks[:SAMPLE]
         missing: list[str] = []
         lacking = 0
+        offered = set(tools)
+        if code_tool(specs) is not None:
+            offered.add(CODE_TOOL)
         for task in sample:
-            absent = [n for turn in task.turns for n in reference_tools(turn, self.dataset_root) if n not in tools]
+            absent = [n for turn in task.turns for n in reference_tools(turn, self.dataset_root) if n not in offered]
             lacking += bool(absent)
             missing.extend(n for n in absent if n not in missing)
         if not lacking:
@@ -441,7 +465,7 @@ class ReferenceModel(Model):
         expect = "expect a score of 0" if lacking == len(sample) else "expect those to score 0"
         return (f"--model reference solves {lacking} {of}{len(sample)} task(s) by calling "
                 f"{', '.join(missing[:5])}{' …' if len(missing) > 5 else ''}, which this setting does not offer "
-                f"({', '.join(tools) or 'no tools'}): {expect}; pick a setting with those tools")
+                f"({', '.join(tools) or 'no tools'}): {expect}")
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         return _reply("The reference agent needs a task (use it through `toolsight run`).")

@@ -1,5 +1,6 @@
-"""OCR engines: RapidOCR (PP-OCRv4 ONNX models shipped inside the `rapidocr-onnxruntime` wheel, the
-offline default) and Tesseract (`pytesseract` + the Debian `tesseract-ocr` binary, when installed).
+"""OCR engines: RapidOCR (the offline default; ONNX models shipped inside its wheel: `rapidocr` 3.x,
+which the `perception` extra installs, or `rapidocr-onnxruntime` 1.x when installed — see `PACKAGES`)
+and Tesseract (`pytesseract` + the Debian `tesseract-ocr` binary, when installed).
 
 Both return `OcrResult` lines with a 4-point box and a confidence in 0..1. Engines are created once
 per process (RapidOCR loads three ONNX sessions, about half a second) and used under a lock: the
@@ -9,6 +10,8 @@ recognisers are CPU-bound and the machine's cores are shared by concurrent tasks
 from __future__ import annotations
 
 import asyncio
+import importlib
+import logging
 import shutil
 import threading
 from typing import Any, Protocol
@@ -26,25 +29,53 @@ class OcrEngine(Protocol):
     def describe(self) -> dict[str, object]: ...
 
 
+#: RapidOCR's packages, in the order tried: 1.x (PP-OCRv4 models; it requires the non-headless OpenCV, so
+#: toolsight's Makefile adds it with --no-deps) and 3.x (`rapidocr`, PP-OCRv6 small models, headless
+#: OpenCV: what the `perception` extra installs). Both ship their models inside the wheel.
+PACKAGES = ("rapidocr-onnxruntime", "rapidocr")
+
+
 class RapidOcrEngine:
     name = "rapidocr"
 
-    def __init__(self) -> None:
-        try:
-            from rapidocr_onnxruntime import RapidOCR
-        except ImportError:
+    def __init__(self, package: str | None = None) -> None:
+        """`package`: "rapidocr" or "rapidocr-onnxruntime"; None takes the second when it is installed
+        (its PP-OCRv4 models read small isolated digits better) and the first otherwise."""
+        self.package = ""
+        make: Any = None
+        for name in ([package] if package else list(PACKAGES)):
+            try:
+                module = importlib.import_module(name.replace("-", "_"))
+            except ImportError:
+                continue
+            self.package, make = name, module.RapidOCR
+            break
+        if not self.package:
             raise PerceptionError(
-                "RapidOCR is not installed: `make .venv/.installed-stamp` installs it, or "
-                "pip install --no-deps rapidocr-onnxruntime==1.4.4 plus 'toolsight[perception]'"
-            ) from None
-        self._engine: Any = RapidOCR()
+                f"RapidOCR is not installed{f' ({package})' if package else ''}: pip install 'toolsight[perception]' "
+                "(it brings the `rapidocr` package and its ONNX models)")
+        # its INFO and WARNING lines ("Using …onnx", "result is empty") would mix with the progress on stderr
+        logging.getLogger("RapidOCR").setLevel(logging.ERROR)
+        self._engine: Any = make()
+        logging.getLogger("RapidOCR").setLevel(logging.ERROR)
         self._lock = threading.Lock()
+
+    def _raw(self, pixels: Any) -> list[tuple[Any, str, float]]:
+        """(4-point box, text, score) per line, from either package's result shape."""
+        out = self._engine(pixels)
+        if self.package == "rapidocr-onnxruntime":
+            result, _ = out
+            return [(box, str(text), float(score)) for box, text, score in result or []]
+        if out.boxes is None or out.txts is None or out.scores is None:  # nothing found
+            return []
+        return [(box, str(text), float(score)) for box, text, score in zip(out.boxes, out.txts, out.scores,
+                                                                            strict=True)]
 
     def run(self, image: ImageInput) -> OcrResult:
         with self._lock:
-            result, _ = self._engine(image.pixels)
+            result = self._raw(image.pixels)
         lines: list[OcrLine] = []
-        for box, text, score in result or []:
+        for box, text, score in result:
             pts = [(float(p[0]), float(p[1])) for p in box]
             lines.append(OcrLine(text=str(text), score=round(float(score), 4), box=pts))
         lines.sort(key=lambda ln: (round(ln.bbox[1] / 10), ln.bbox[0]))
@@ -56,7 +87,7 @@ class RapidOcrEngine:
     def describe(self) -> dict[str, object]:
         from importlib.metadata import version
 
-        return {"backend": self.name, "version": version("rapidocr-onnxruntime")}
+        return {"backend": self.name, "package": self.package, "version": version(self.package)}
 
 
 class TesseractEngine:

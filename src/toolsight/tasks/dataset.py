@@ -12,7 +12,7 @@ import itertools
 import json
 import os
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -262,15 +262,17 @@ def _file_digest(path: Path) -> str:
 _HASH_BATCH = 256
 
 
-def task_hashes(tasks: Iterable[Task], root: Path) -> dict[str, str]:
+def task_hashes(tasks: Iterable[Task], root: Path, remote: Mapping[str, str] | None = None) -> dict[str, str]:
     """task id -> a hash of the task's content: its JSON and the bytes of every image it names.
 
     What `--resume` compares: an edited gold answer or a replaced image changes the task's hash,
     a moved folder or a path written differently does not. Each image is read once (in a few
     threads: hashlib releases the GIL on large buffers). Tasks are taken a batch at a time, so a
-    `TaskSet` never has more than a batch of them built.
+    `TaskSet` never has more than a batch of them built. An image in `remote` (path -> URL: fetched
+    by a run for the tasks it selects) counts as its URL, fetched yet or not.
     """
-    digests: dict[str, str] = {}
+    remote = remote or {}
+    digests: dict[str, str] = {rel: f"url:{url}" for rel, url in remote.items()}
     out: dict[str, str] = {}
     with ThreadPoolExecutor(max_workers=4) as pool:
         it = iter(tasks)

@@ -42,8 +42,9 @@ def test_unreachable_image_host_stops_after_the_first_download(tmp_path: Path) -
     (data / "VisBrowse-Bench.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     r = ts("run", "visbrowse-bench", "--data", str(data), "-m", "reference", "--limit", "2",
            "--out", str(tmp_path / "run"), TOOLSIGHT_CACHE=str(tmp_path / "cache"))
-    line = assert_one_error_line(r, 2, "4 image(s) not found", f"downloading stopped at the first: {base[7:]} unreachable",
-                                 "so 3 were not tried", "pass its folder with --data")
+    # --limit 2 first: only the two selected tasks' images are looked for
+    line = assert_one_error_line(r, 2, "2 image(s) not found", f"downloading stopped at the first: {base[7:]} unreachable",
+                                 "so 1 were not tried", "pass its folder with --data")
     assert "img_1.jpg" in line
     assert asked == []  # nothing was tried after the unreachable host
     assert not (tmp_path / "run").exists()

@@ -21,7 +21,13 @@ from typing import Any
 from toolsight.agents.registry import Solver
 from toolsight.agents.settings import AgentSettings, QuestionView
 from toolsight.benchmarks.base import Benchmark, LoadedTasks, ScorerFactory
-from toolsight.benchmarks.offline import GenerateRequest, Generator, StarterContext, StarterPart
+from toolsight.benchmarks.offline import (
+    GENERATED_FILE,
+    GenerateRequest,
+    Generator,
+    StarterContext,
+    StarterPart,
+)
 from toolsight.benchmarks.phystoolbench.data import (
     BENCHMARK,
     HUMAN_ROWS,
@@ -79,6 +85,9 @@ def expand_both(tasks: Iterable[Task]) -> list[Task]:
 
 #: the starter suite's PhysToolBench-style tasks: one per generated level (Easy, Medium-M1/M2/M3)
 STARTER_SEED = 11
+#: the default setting for a generated set (`toolsight generate phystool`): the official settings offer
+#: no tools, and its reference solutions detect the objects and read their numbers (detection, OCR)
+GENERATED_SETTING = "tools"
 STARTER_TASKS = 4
 
 
@@ -118,7 +127,8 @@ class PhysToolBenchmark(Benchmark):
         return {"phystool": Generator(
             "phystool", "PhysToolBench style: numbered toy tools, a job, answer = object numbers or None; "
             "difficulty 0-3 = Easy, Medium-M1/M2/M3", _write_generated, difficulties=levels,
-            difficulty_help=", ".join(f"{i} = {lv}" for i, lv in enumerate(GENERATED_LEVELS)))}
+            difficulty_help=", ".join(f"{i} = {lv}" for i, lv in enumerate(GENERATED_LEVELS)),
+            run_with_benchmark=True)}
 
     def starter_parts(self) -> list[StarterPart]:
         return [StarterPart(folder="phystool", make=_starter_tasks)]
@@ -132,6 +142,8 @@ class PhysToolBenchmark(Benchmark):
 
             data = download(cache_root() / "phystoolbench" / "hf")
         root, tasks, layout = load_any(data)
+        if (Path(data) / GENERATED_FILE).is_file():  # a generated set: its reference detects and reads numbers
+            self.default_setting = GENERATED_SETTING
         h = hashlib.sha256("".join(t.model_dump_json() for t in tasks).encode()).hexdigest()[:16]
         levels = {lv: sum(1 for t in tasks if t.tags.get("difficulty") == lv) for lv in LEVELS}
         counts = ", ".join(f"{k} {v}" for k, v in levels.items() if v)

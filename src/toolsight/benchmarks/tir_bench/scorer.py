@@ -495,10 +495,27 @@ def task_options(task: Task) -> dict[str, str] | None:
     return turn.options or parse_prompt_options(turn.prompt)
 
 
-def random_guess_accuracy(task: Task) -> float:
-    """Expected accuracy of a uniform guess over the options (0.0 for a task without options)."""
+def random_guess_accuracy(task: Task) -> float | None:
+    """Expected score of the paper's random guess (Table 2's first row) on `task`.
+
+    The paper's row is one draw of a random answer of the task's form, scored as a model's answer
+    (every multiple-choice column is a whole number of hits: 28/100, 8/120, 7/50, …; docs/fidelity.md).
+    This is its expectation: 1/k over k options; for a jigsaw of n×n pieces under the position rule
+    the share of fixed points of a random permutation, 1/n²; None for Rotated OCR, which the paper
+    leaves out ("-") — its "All" (13.5) and Table 4's synthetic/annotated means (8.0, 18.2) are over
+    the other 1,155 tasks; 0.0 for any other free-form answer (no guess of its form is defined).
+    """
+    key = task.tags.get("task") or task.tags.get("category")
+    if key == "ocr":
+        return None
     opts = task_options(task)
-    return 1.0 / len(opts) if opts else 0.0
+    if opts:
+        return 1.0 / len(opts)
+    if key == "jigsaw":
+        n = task.turns[0].meta.get("difficulty") or (task.turns[0].meta.get("meta_data") or {}).get("difficulty")
+        if isinstance(n, int | float) and not isinstance(n, bool) and n >= 1:
+            return 1.0 / (int(n) ** 2)
+    return 0.0
 
 
 def task_to_item(task: Task, response: str, extracted: str | None) -> dict[str, Any]:

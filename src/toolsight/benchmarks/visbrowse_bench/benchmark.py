@@ -25,7 +25,7 @@ from toolsight.benchmarks.visbrowse_bench.data import (
     REPO,
     SUB_DOMAINS,
     VisBrowseError,
-    load_visbrowse,
+    open_visbrowse,
 )
 from toolsight.benchmarks.visbrowse_bench.prompts import INPUT_PROMPT, SYSTEM_PROMPT
 from toolsight.log.modes import scorer_mode as check_mode
@@ -153,9 +153,10 @@ class VisBrowseBenchmark(Benchmark):
             corpus = data / "corpus"
             return LoadedTasks(ds.tasks, ds.root, str(ds.root.resolve()), ds.fingerprint(),
                                web_corpus=corpus if (corpus / "manifest.json").is_file() else None)
-        tasks, root, jsonl = load_visbrowse(data)
-        digest = hashlib.sha256(jsonl.read_bytes()).hexdigest()[:16]
-        return LoadedTasks(tasks, root, str(jsonl.resolve()), digest)
+        vb = open_visbrowse(data)  # the images: only the selected tasks', when a run asks (`fetch`)
+        digest = hashlib.sha256(vb.jsonl.read_bytes()).hexdigest()[:16]
+        return LoadedTasks(vb.tasks, vb.root, str(vb.jsonl.resolve()), digest, remote_images=vb.remote,
+                           fetch=vb.fetch if vb.remote else None)
 
     def scorer(self, setting: str, mode: str = "official") -> Scorer:
         from toolsight.benchmarks.visbrowse_bench.scorer import make_scorer

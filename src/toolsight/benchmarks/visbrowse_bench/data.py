@@ -5,7 +5,7 @@ the JSONL file itself (encrypted as released, or decrypted with the reference `d
 toolsight dataset folder such as one written by `toolsight generate browse` (tasks.jsonl + a
 `corpus/` folder that becomes the default offline web). Images come from the repository folder;
 missing ones are downloaded once from the record's URLs into the cache
-(`$TOOLSIGHT_CACHE/visbrowse-bench/`). Each task keeps its image URLs (`meta.image_urls`): the
+(`$TOOLSIGHT_CACHE/visbrowse-bench/`) — by a run, only for the tasks it selects (`open_visbrowse`). Each task keeps its image URLs (`meta.image_urls`): the
 prompt names them and toolsight's image host serves them, so the tools work on them offline too.
 Domains and sub-domains become the tags `domain` and `sub_domain`; tasks with two answers keep
 them as a list (the judge joins them with "; ").
@@ -19,6 +19,8 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -184,17 +186,29 @@ def _download(url: str, dest: Path) -> bool:
     return True
 
 
-def resolve_images(rows: list[tuple[int, dict[str, Any]]], jsonl: Path, download: bool = True) -> Path:
-    """The folder that holds `VisBrowse_Bench_images/` with every referenced image (downloading the
-    missing ones into the cache when allowed)."""
+def _needed(rows: list[tuple[int, dict[str, Any]]], jsonl: Path) -> dict[str, str]:
+    """image file name -> URL, for every image the records name (in record order)."""
     needed: dict[str, str] = {}
     for n, rec in rows:
         for url in rec["image"]:
             needed.setdefault(_file_name(url, f"{jsonl}:{n}"), url)
+    return needed
+
+
+def image_root(needed: dict[str, str], jsonl: Path) -> tuple[Path, bool]:
+    """(the folder that holds `VisBrowse_Bench_images/`, whether its images must be fetched first):
+    the repository folder when it holds every image, else the cache (filled by `fetch_images`)."""
     dirs = _image_dirs(jsonl)
     local = next((d for d in dirs[:2] if d.is_dir() and all((d / f).is_file() for f in needed)), None)
     if local is not None:
-        return local.parent
+        return local.parent, False
+    return dirs[2].parent, True
+
+
+def fetch_images(needed: dict[str, str], jsonl: Path, download: bool = True) -> None:
+    """Put the images `needed` (file name -> URL) into the cache: copied from the repository folder
+    when there, else downloaded (when allowed); one error naming the missing ones."""
+    dirs = _image_dirs(jsonl)
     cache = dirs[2]
     missing: list[str] = []
     offline: str | None = None
@@ -219,14 +233,54 @@ def resolve_images(rows: list[tuple[int, dict[str, Any]]], jsonl: Path, download
         raise VisBrowseError(
             f"{len(missing)} image(s) not found next to {jsonl} ({IMAGES}/) or in the cache {cache} and not "
             f"downloadable (e.g. {', '.join(missing[:5])}){why}; clone {REPO} and pass its folder with --data")
-    return cache.parent
+
+
+def resolve_images(rows: list[tuple[int, dict[str, Any]]], jsonl: Path, download: bool = True) -> Path:
+    """The folder that holds `VisBrowse_Bench_images/` with every referenced image (downloading the
+    missing ones into the cache when allowed)."""
+    needed = _needed(rows, jsonl)
+    root, fetch = image_root(needed, jsonl)
+    if fetch:
+        fetch_images(needed, jsonl, download)
+    return root
+
+
+@dataclass
+class VisBrowseData:
+    """The official file's tasks, before any image is fetched: a run fetches only the images of
+    the tasks it selects (`fetch`), so `--limit 2` waits for two tasks' images, not 169."""
+
+    tasks: list[Task]
+    root: Path
+    jsonl: Path
+    #: images to fetch into `root` before a task can run: path under the root -> URL (empty: all local)
+    remote: dict[str, str] = field(default_factory=dict)
+
+    def fetch(self, tasks: Sequence[Task]) -> None:
+        """Copy or download the images of `tasks` that are not in the cache yet (VisBrowseError if some cannot be had)."""
+        wanted = {rel: self.remote[rel] for t in tasks for rel in t.image_paths() if rel in self.remote}
+        fetch_images({rel.removeprefix(f"{IMAGES}/"): url for rel, url in wanted.items()}, self.jsonl)
+
+
+def open_visbrowse(path: Path | str) -> VisBrowseData:
+    """The tasks of the official format, with the images they still need fetched (see `VisBrowseData`)."""
+    jsonl = find_jsonl(Path(path))
+    rows = read_records(jsonl)
+    needed = _needed(rows, jsonl)
+    root, remote = image_root(needed, jsonl)
+    return VisBrowseData(_tasks(rows, jsonl), root, jsonl,
+                         {f"{IMAGES}/{name}": url for name, url in needed.items()} if remote else {})
 
 
 def load_visbrowse(path: Path | str, download: bool = True) -> tuple[list[Task], Path, Path]:
-    """(tasks, image root, JSONL file) from the official format."""
+    """(tasks, image root, JSONL file) from the official format, with every image fetched."""
     jsonl = find_jsonl(Path(path))
     rows = read_records(jsonl)
     root = resolve_images(rows, jsonl, download)
+    return _tasks(rows, jsonl), root, jsonl
+
+
+def _tasks(rows: list[tuple[int, dict[str, Any]]], jsonl: Path) -> list[Task]:
     tasks: list[Task] = []
     for n, rec in rows:
         where = f"{jsonl}:{n} (id {rec['id']})"
@@ -241,4 +295,4 @@ def load_visbrowse(path: Path | str, download: bool = True) -> tuple[list[Task],
                 "n_images": str(len(names)), "n_answers": str(len(answers))}))
         except ValueError as exc:
             raise VisBrowseError(f"{where}: {exc}") from None
-    return tasks, root, jsonl
+    return tasks

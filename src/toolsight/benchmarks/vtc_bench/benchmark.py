@@ -26,6 +26,7 @@ from toolsight.benchmarks.vtc_bench.taxonomy import CATEGORY_ORDER, TOOL_GROUP_V
 from toolsight.log.modes import scorer_mode as check_mode
 from toolsight.models.base import Generate, Model
 from toolsight.scoring.base import Scorer
+from toolsight.tasks.dataset import DatasetError, load_dataset
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Tool
 from toolsight.tools.operations import Vocabulary
@@ -127,6 +128,12 @@ class VTCBenchmark(Benchmark):
                 f"vtc-bench needs --data PATH: the folder with {MAIN_TSV}, {GT_TSV} and images/ "
                 f"(from https://huggingface.co/datasets/{HF_REPO})"
             )
+        if data.is_dir() and (data / "tasks.jsonl").is_file():  # a generated set (`toolsight generate vtc-…`)
+            try:
+                ds = load_dataset(data)
+            except DatasetError as exc:
+                raise VTCBenchError(str(exc)) from None
+            return LoadedTasks(ds.tasks, ds.root, str(ds.root.resolve()), ds.fingerprint())
         tasks, report = load_vtc_bench(data)
         summary = report.summary()  # the runner prints the notes
         files = [Path(report.main_file)] + ([Path(report.gt_file)] if report.gt_file else [])

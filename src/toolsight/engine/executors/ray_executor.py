@@ -12,6 +12,9 @@
   back in the queue and runs on another worker; a replacement worker is started while the cluster
   has room. The driver writes one record per finished (task, epoch) and drops a second outcome for
   one it already wrote, so records are exactly-once as in local runs.
+- **`--fail-on-error`**: counted by the driver as outcomes are written, as a local run counts; once
+  reached, no new task is sent (those in flight finish and are written), and the run ends with exit 3
+  and the rest left for `toolsight retry`/`--resume`.
 - **What travels**: the run's options once per worker; a task id, epoch and content hash per task
   out; the record line and the artifact bytes back. Worker processes get the driver's provider
   variables (`*_API_KEY`, `*_BASE_URL`) and `TOOLSIGHT_*` in their runtime environment, so they can
@@ -40,7 +43,7 @@ from toolsight.calls.limiter import endpoint_key
 from toolsight.engine.executors.worker import TaskOutcome, TaskWorker, WorkerConfig
 from toolsight.engine.plan import Plan
 from toolsight.engine.rundir import RunError
-from toolsight.engine.runner import LIMITS, Runner
+from toolsight.engine.runner import LIMITS, Runner, fail_on_error_reached
 from toolsight.engine.store import RecordWriter, artifact_dir, is_disk_full
 from toolsight.engine.summary import RunStopped, RunSummary
 from toolsight.engine.task import disk_full
@@ -408,7 +411,7 @@ class _Driver:
         """The next unit for worker `w`, waiting while others may still put units back; None = finished."""
         async with self.changed:
             while True:
-                if self.stop is not None or not w.alive:
+                if self.stop is not None or not w.alive or self.summary.failed_early is not None:
                     return None
                 if self.todo:
                     unit = self.todo.popleft()
@@ -450,8 +453,8 @@ class _Driver:
                 with contextlib.suppress(Exception):
                     self.ray.kill(w.handle)
             self.inflight.pop(unit, None)
-            if unit not in self.done:
-                self.todo.appendleft(unit)  # never ran to a record: it runs again, once
+            if unit not in self.done and self.summary.failed_early is None:
+                self.todo.appendleft(unit)  # never ran to a record: it runs again, once (or on resume)
             self.changed.notify_all()
 
     def _ingest(self, out: TaskOutcome) -> None:
@@ -477,6 +480,11 @@ class _Driver:
             return
         self.done.add(unit)
         count_outcome(self.summary, out.counts)
+        if self.summary.failed_early is None and (why := fail_on_error_reached(self.runner.opts, self.summary)):
+            self.summary.failed_early = why  # as a local run: no new task starts, those in flight finish
+            self.runner.emit(f"stopping: {why}; the tasks in flight finish, the rest are left for "
+                             f"`toolsight retry {self.runner.run_dir}`")
+            self.todo.clear()
         if self.runner.on_progress is not None:
             self.runner.on_progress(self.summary, self.summary.stats)
 

@@ -138,7 +138,7 @@ class TaskWorker:
             return self._abort(task_id, epoch, f"worker {self.name} has no task {task_id!r}: it loaded different "
                                                "data than the driver (put the data at the same path on every node)")
         if task_hash is not None and self.runner.task_hashes.get(task_id) != task_hash:
-            mine = task_hashes([task], self.runner.loaded.root).get(task_id)  # reads its images: once per task
+            mine = task_hashes([task], self.runner.loaded.root, self.runner.loaded.remote_images).get(task_id)  # reads its images: once per task
             if mine != task_hash:
                 return self._abort(task_id, epoch, f"worker {self.name} sees task {task_id!r} with different "
                                                    "content than the driver (the data differs between nodes)")
