@@ -14,6 +14,7 @@ from toolsight.models._common import api_key, read_reply, stainless_call
 from toolsight.models._direct import DirectPath, capture_hook
 from toolsight.models._routes import store_for
 from toolsight.models.base import (
+    ConfigurationError,
     FinishReason,
     GenerateConfig,
     ImagePart,
@@ -31,6 +32,8 @@ from toolsight.models.task_context import task_headers
 
 if TYPE_CHECKING:  # the SDK is imported when a request needs it (~0.7 s): a route kept from an
     from openai import AsyncOpenAI  # earlier run lets a run go without it (models/_routes.py)
+
+    from toolsight.models.batch.openai import OpenAIBatchAPI
 
 KEY_VARS = ("OPENAI_API_KEY",)
 
@@ -286,6 +289,28 @@ class OpenAIModel(Model):
             await self._client.close()
             self._client = None
         await self._direct.aclose()
+
+    def batch_api(self) -> OpenAIBatchAPI:
+        """OpenAI's Batch API at this model's base URL, with its key and headers (models/batch/openai.py)."""
+        from toolsight.models.batch.openai import OpenAIBatchAPI
+
+        return OpenAIBatchAPI(self.name, api_key=self._key, base_url=self.base_url, default_headers=self._headers)
+
+    def batch_body(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> dict[str, Any]:
+        """`request_body`, refused when it would stream (a batch item cannot)."""
+        body = self.request_body(messages, tools, config)
+        if body.get("stream"):
+            what = f"wire profile {config.wire.name!r}" if config.wire is not None and config.wire.stream \
+                else "`stream` in extra_body"
+            raise ConfigurationError(f"{self.name}: {what} streams its replies; a batch cannot carry a streamed "
+                                     "request, so run this setting without batching")
+        return body
+
+    def batch_parse(self, reply: dict[str, Any]) -> ModelOutput:
+        """A batch item's Chat Completions reply, read by `parse_dict`, marked `batch`."""
+        out = self.parse_dict(reply)
+        out.batch = True
+        return out
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "provider": "openai", "model_id": self.model_id, "base_url": self.base_url}

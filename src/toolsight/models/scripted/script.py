@@ -106,6 +106,22 @@ class Capacity(BaseModel):
     retry_after: float | None = None
 
 
+class BatchScript(BaseModel):
+    """How the server's batch endpoints (`scripted/batches.py`) behave. A batch ends at the first
+    status read that comes after `polls` earlier reads *and* `seconds` after its submission; then
+    its items are played in order, each as if its body had been POSTed to the on-line endpoint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    polls: int = Field(default=0, ge=0, description="status reads answered 'in progress' before the batch ends")
+    seconds: float = Field(default=0.0, ge=0.0, description="the batch ends no sooner than this after submission")
+    fail: list[str] = Field(default_factory=list, description="custom ids of items that fail (no step is played)")
+    fail_every: int = Field(default=0, ge=0, description="every Nth item (the Nth, 2Nth, ...) fails; 0: none")
+    fail_status: int = Field(default=500, ge=400, le=599, description="the HTTP status a failed item reports")
+    expire_after: int | None = Field(default=None, ge=0,
+                                     description="the batch expires after running this many items; the rest never run")
+
+
 class Script(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -117,6 +133,8 @@ class Script(BaseModel):
     #: servers do, and the server the golden-wire recordings used), or only when `requested` with
     #: `stream_options.include_usage` (as OpenAI does)
     stream_usage: Literal["always", "requested"] = "always"
+    #: the batch endpoints' behaviour (completion delay, failing items, expiry)
+    batch: BatchScript = Field(default_factory=BatchScript)
 
     @model_validator(mode="after")
     def _check(self) -> Script:

@@ -36,6 +36,7 @@ import orjson
 from aiohttp import web
 
 from toolsight.models.base import ConfigurationError
+from toolsight.models.scripted.batches import BATCH_HEADER, Batches
 from toolsight.models.scripted.script import TASK_HEADER, Player, Script, Step, header_task, task_key
 from toolsight.models.scripted.tokens import request_tokens, text_tokens
 
@@ -49,6 +50,7 @@ class RecordedRequest:
     task: str | None = None
     step: dict[str, Any] = field(default_factory=dict)
     received: float = 0.0  # time.time() when the request arrived (start-up measurements)
+    batch: str | None = None  # `BATCH_ID/CUSTOM_ID` when played as a batch item (scripted/batches.py)
 
 
 # --- reading requests ---------------------------------------------------------------------------
@@ -401,6 +403,7 @@ class ScriptedServer:
         self.peak_inflight = 0
         self.rejected = 0
         self._room: asyncio.Semaphore | None = None
+        self.batches = Batches(self)  # the batch endpoints' state (scripted/batches.py)
 
     @property
     def base_url(self) -> str:
@@ -420,6 +423,7 @@ class ScriptedServer:
         app.router.add_post("/v1/models/{model}:generateContent", self._google)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/v1beta/models", self._models)
+        self.batches.register(app)
         return app
 
     async def _models(self, request: web.Request) -> web.StreamResponse:
@@ -493,7 +497,7 @@ class ScriptedServer:
         if self.record:
             self.requests.append(RecordedRequest(wire=wire, path=request.path, headers=dict(request.headers),
                                                  body=body, task=key, step=step.model_dump(exclude_defaults=True),
-                                                 received=received))
+                                                 received=received, batch=request.headers.get(BATCH_HEADER)))
         if step.fault == "stall" or step.seconds > 0:
             await asyncio.sleep(step.seconds)
         if step.fault == "drop":

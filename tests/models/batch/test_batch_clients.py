@@ -1,0 +1,126 @@
+"""Each provider's batch client through its official SDK against the scripted server's batch endpoints:
+results equal the on-line replies, partial failures, expiry, find after a crash, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from batchkit import items, make_model, online, prompts, submit_and_collect, three_tasks, until_over
+
+from toolsight.models.base import ModelOutput
+from toolsight.models.scripted import ScriptedServer
+
+PROVIDERS = ["openai"]
+
+
+def _online_view(out: ModelOutput) -> ModelOutput:
+    assert out.batch is True
+    return out.model_copy(update={"batch": False})
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_results_equal_the_online_replies_for_the_same_bodies(provider: str) -> None:
+    script = three_tasks(polls=2)
+    convs = prompts("a", "b", "c")
+    with ScriptedServer(script) as srv:
+        model = make_model(provider, srv)
+        bid, states, results = asyncio.run(submit_and_collect(model, convs))
+        sent = [r for r in srv.requests if r.batch is not None]
+        bodies = [i.body for i in items(model, convs)]
+    # the script's two polls in progress, then the batch has ended with every item answered
+    assert [s.status for s in states] == ["in_progress", "in_progress", "ended"]
+    assert (states[-1].total, states[-1].succeeded, states[-1].failed) == (3, 3, 0)
+    assert [r.custom_id for r in results] == ["a", "b", "c"]
+    assert all(r.error is None and not r.expired for r in results)
+    batched = {r.custom_id: _online_view(model.batch_parse(r.reply or {})) for r in results}
+    assert batched == online(provider, script, convs)
+    assert batched["a"].tool_calls[0].name == "crop" and batched["b"].text == "It is 7."
+    # each item was played on the on-line endpoint with exactly its body, marked as a batch item
+    assert [r.batch for r in sent] == [f"{bid}/a", f"{bid}/b", f"{bid}/c"]
+    assert [r.body for r in sent] == bodies
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_failed_items_report_an_error_and_the_good_ones_are_kept(provider: str) -> None:
+    script = three_tasks(fail=["b"], fail_status=400)
+    with ScriptedServer(script) as srv:
+        _, states, results = asyncio.run(submit_and_collect(make_model(provider, srv), prompts("a", "b", "c")))
+        played = [r.batch.split("/")[1] for r in srv.requests if r.batch is not None]
+    by_id = {r.custom_id: r for r in results}
+    assert states[-1].status == "ended" and (states[-1].succeeded, states[-1].failed) == (2, 1)
+    assert by_id["a"].reply is not None and by_id["c"].reply is not None
+    assert by_id["b"].reply is None and not by_id["b"].expired
+    assert by_id["b"].error is not None and "400" in by_id["b"].error
+    assert played == ["a", "c"]  # a failed item plays no step
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_every_nth_item_fails_and_a_scripted_fault_fails_its_item(provider: str) -> None:
+    script = three_tasks(fail_every=2)
+    script.tasks["c"] = [script.tasks["c"][0].model_copy(update={"fault": "status", "status": 429})]
+    convs = prompts("a", "b", "c", "d")
+    with ScriptedServer(script) as srv:
+        _, states, results = asyncio.run(submit_and_collect(make_model(provider, srv), convs))
+    errors = {r.custom_id: r.error for r in results}
+    assert errors["a"] is None
+    assert errors["b"] is not None and "500" in errors["b"]  # the 2nd item: fail_every
+    assert errors["c"] is not None and "429" in errors["c"]  # the script's own fault step
+    assert errors["d"] is not None and "500" in errors["d"]  # the 4th item
+    assert (states[-1].succeeded, states[-1].failed) == (1, 3)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_an_expired_batch_keeps_its_finished_items_and_marks_the_rest_expired(provider: str) -> None:
+    with ScriptedServer(three_tasks(expire_after=1)) as srv:
+        _, states, results = asyncio.run(submit_and_collect(make_model(provider, srv), prompts("a", "b", "c")))
+        played = [r for r in srv.requests if r.batch is not None]
+    assert states[-1].status == "expired"
+    assert [(r.custom_id, r.reply is not None, r.expired) for r in results] == [
+        ("a", True, False), ("b", False, True), ("c", False, True)]
+    assert len(played) == 1
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_find_after_a_crash_returns_the_batch_and_none_for_an_unknown_tag(provider: str) -> None:
+    async def go(srv: ScriptedServer) -> tuple[list[str], list[str | None]]:
+        model = make_model(provider, srv)
+        first = model.batch_api()
+        assert first is not None
+        ids = [await first.submit(items(model, prompts(k)), tag=f"run1-{k}") for k in ("a", "b", "c")]
+        await first.aclose()  # the process dies here; a new one starts from the journal's tags
+        again = model.batch_api()
+        assert again is not None
+        try:
+            return ids, [await again.find(f"run1-{k}") for k in ("a", "b", "c", "d")]
+        finally:
+            await again.aclose()
+
+    with ScriptedServer(three_tasks(polls=3)) as srv:
+        ids, found = asyncio.run(go(srv))
+        assert [srv.batches.submissions(f"run1-{k}") for k in ("a", "b", "c", "d")] == [1, 1, 1, 0]
+    assert found == [*ids, None]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_cancel_stops_the_batch_and_its_items_never_run(provider: str) -> None:
+    async def go(srv: ScriptedServer) -> tuple[list[str], list[tuple[str, bool, bool]]]:
+        model = make_model(provider, srv)
+        api = model.batch_api()
+        assert api is not None
+        try:
+            bid = await api.submit(items(model, prompts("a", "b")), tag="t")
+            first = await api.poll(bid)
+            await api.cancel(bid)
+            states = [first, *await until_over(api, bid)]
+            res = await api.results(bid)
+            return [s.status for s in states], [(r.custom_id, r.reply is None, r.expired) for r in res]
+        finally:
+            await api.aclose()
+
+    with ScriptedServer(three_tasks(polls=5)) as srv:
+        statuses, res = asyncio.run(go(srv))
+        assert not [r for r in srv.requests if r.batch is not None]
+    assert statuses[0] == "in_progress" and statuses[-1] == "cancelled"
+    assert res == [("a", True, True), ("b", True, True)]
+
