@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolsight.calls.batch_journal import Accepted, BatchJournal, Closed, Collected, JournalItem, Submitted
 from toolsight.errors import RunAborted
 from toolsight.log.toolspec import ToolSpec
-from toolsight.models.base import GenerateConfig, Message, Model, ModelOutput
+from toolsight.models.base import ConfigurationError, GenerateConfig, Message, Model, ModelOutput
 from toolsight.models.batch.base import BatchAPI, BatchItem, BatchResult
 
 log = logging.getLogger(__name__)
@@ -374,7 +374,10 @@ class BatchRoute:
         scope = _scope.get()
         if scope is None:  # not a task's call (e.g. a web page summary): on-line
             return None
-        body = self.model.batch_body(messages, tools, config)
+        try:
+            body = self.model.batch_body(messages, tools, config)
+        except ConfigurationError as exc:  # e.g. a streamed request: no task of this run could batch
+            raise RunAborted(f"batch mode: {exc}") from None
         n = scope.next(self.collector.label)
         custom_id = f"{self.collector.label}-{_digest(scope.key, 16)}-{n}-{body_hash(body)[:12]}"
         try:
