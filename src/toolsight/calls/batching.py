@@ -65,13 +65,14 @@ class BatchStats:
     expired: int = 0  # of the fallbacks: items the batch did not run in time
     submitted: int = 0  # batches submitted
     resumed: int = 0  # batches of an earlier invocation polled again (not re-submitted)
+    unbatchable: int = 0  # raw calls an official loop built itself (a protocol replay): always on-line
 
 
 def describe_batches(stats: dict[str, BatchStats]) -> str:
     """The run summary's part about batch mode ('' when nothing was batched)."""
     parts = []
     for role, s in stats.items():
-        if not (s.batched or s.fallbacks or s.submitted or s.resumed):
+        if not (s.batched or s.fallbacks or s.submitted or s.resumed or s.unbatchable):
             continue
         text = f"{role}: {s.batched} call(s) batched in {s.submitted} new batch(es)"
         if s.resumed:
@@ -80,6 +81,8 @@ def describe_batches(stats: dict[str, BatchStats]) -> str:
             text += f", {s.fallbacks} sent on-line after their batch item failed"
             if s.expired:
                 text += f" ({s.expired} expired)"
+        if s.unbatchable:
+            text += f", {s.unbatchable} raw call(s) of the official loop sent on-line (not batchable)"
         parts.append(text)
     return "; ".join(parts)
 

@@ -84,3 +84,15 @@ def _guard(caller: ModelCaller) -> Guard:
         return out
 
     return guard
+
+
+def open_submissions(run_dir: Path) -> int:
+    """Submissions in the run's journal whose results were never collected (0 without a journal)."""
+    path = run_dir / BATCHES
+    if not path.is_file():
+        return 0
+    journal = BatchJournal(path)
+    try:
+        return sum(1 for sub in journal.submissions.values() if not sub.closed)
+    finally:
+        journal.close()

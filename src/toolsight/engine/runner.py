@@ -36,6 +36,7 @@ from toolsight.engine.batch_mode import (
     BatchRoutes,
     check_batch_model,
     check_batch_setting,
+    open_submissions,
     tuning,
 )
 from toolsight.engine.manifest import RunFacts, dataset_info, new_manifest
@@ -425,6 +426,10 @@ class Runner:
         directory's journal."""
         routes = BatchRoutes()
         c = self.opts.control
+        if not c.batch and not self.opts.scoring.judge_batch and (n := open_submissions(self.run_dir)):
+            self.emit(f"warning: {self.run_dir}/batches.jsonl holds {n} submitted batch(es) never collected (billed "
+                      "all the same); resume with --batch (and --judge-batch if a judge's) to collect them instead "
+                      "of asking again on-line")
         tune = tuning(c.batch_size, c.batch_idle, c.batch_poll)
         try:
             if c.batch:
