@@ -17,6 +17,7 @@ from toolsight.models._common import api_key, object_arguments, read_reply, stai
 from toolsight.models._direct import DirectPath, capture_hook
 from toolsight.models._routes import store_for
 from toolsight.models.base import (
+    ConfigurationError,
     FinishReason,
     GenerateConfig,
     ImagePart,
@@ -32,6 +33,8 @@ from toolsight.models.task_context import task_headers
 
 if TYPE_CHECKING:  # the SDK is imported when a request needs it (~1.4 s): a route kept from an
     from anthropic import AsyncAnthropic  # earlier run lets a run go without it (models/_routes.py)
+
+    from toolsight.models.batch.anthropic import AnthropicBatchAPI
 
 KEY_VARS = ("ANTHROPIC_API_KEY",)
 DEFAULT_MAX_TOKENS = 4096
@@ -224,6 +227,26 @@ class AnthropicModel(Model):
             await self._client.close()
             self._client = None
         await self._direct.aclose()
+
+    def batch_api(self) -> AnthropicBatchAPI:
+        """Anthropic's Message Batches API at this model's base URL, with its key (models/batch/anthropic.py)."""
+        from toolsight.models.batch.anthropic import AnthropicBatchAPI
+
+        return AnthropicBatchAPI(self.name, api_key=self._key, base_url=self.base_url)
+
+    def batch_body(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> dict[str, Any]:
+        """`request_body` (a batch item's `params`), refused when it would stream."""
+        body = self.request_body(messages, tools, config)
+        if body.get("stream"):
+            raise ConfigurationError(f"{self.name}: `stream` in extra_body streams the reply; a batch cannot carry "
+                                     "a streamed request, so run this setting without batching")
+        return body
+
+    def batch_parse(self, reply: dict[str, Any]) -> ModelOutput:
+        """A batch item's message, read by `parse_dict`, marked `batch`."""
+        out = self.parse_dict(reply)
+        out.batch = True
+        return out
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "provider": "anthropic", "model_id": self.model_id, "base_url": self.base_url}

@@ -15,6 +15,7 @@ holds that submission and polls it instead of submitting again.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Collection
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -62,8 +63,10 @@ class BatchAPI(ABC):
         """Submit `items` as one batch tagged `tag`; return the provider's batch id."""
 
     @abstractmethod
-    async def find(self, tag: str) -> str | None:
-        """The id of a batch submitted earlier with `tag`, or None (never submitted)."""
+    async def find(self, tag: str, *, known: Collection[str] = ()) -> str | None:
+        """The id of a batch submitted earlier with `tag`, or None (never submitted). `known`: ids of
+        batches the caller already holds (from its journal) — `find` need not look into them (the
+        Anthropic client cannot look into a batch before it has ended, see `anthropic.py`)."""
 
     @abstractmethod
     async def poll(self, batch_id: str) -> BatchState:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from toolsight.models._common import stainless_call
@@ -74,8 +75,9 @@ class OpenAIBatchAPI(BatchAPI):
                                                        completion_window="24h", metadata={TAG_KEY: tag}))
         return str(batch.id)
 
-    async def find(self, tag: str) -> str | None:
-        """The newest batch whose metadata carries `tag`, among those created in the last `lookback_days`."""
+    async def find(self, tag: str, *, known: Collection[str] = ()) -> str | None:
+        """The newest batch whose metadata carries `tag`, among those created in the last `lookback_days`
+        (`known` is not needed: the list shows every batch's metadata)."""
         oldest = time.time() - self.lookback
         page = await self._call(self.client().batches.list(limit=self.page_size))
         while True:

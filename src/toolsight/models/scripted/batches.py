@@ -6,7 +6,8 @@ seconds): each item is POSTed, in order, to the server's own on-line endpoint (`
 `/v1/responses`, `/v1/messages`, `.../{model}:generateContent`) with the `X-Toolsight-Batch` header
 (`BATCH_ID/CUSTOM_ID`), so it plays the script exactly as an on-line call would and is recorded in
 `ScriptedServer.requests` with `RecordedRequest.batch` set. Items the script makes fail
-(`fail`, `fail_every`) report the provider's error shape without playing a step; with `expire_after`
+(`fail`, `fail_every`; a listed id matches with or without the Anthropic client's tag prefix) report the
+provider's error shape without playing a step; with `expire_after`
 the batch expires and the remaining items are never run. `Batches.submissions(tag)` counts how often
 a tag was submitted (OpenAI metadata value, Gemini display name, or the `ts<hash>` custom-id prefix
 the Anthropic client uses), so a test can assert that a resumed run did not submit again.
@@ -76,8 +77,10 @@ class Batches:
     # --- what tests read ------------------------------------------------------------------------
 
     def submissions(self, tag: str) -> int:
-        """How many batches were submitted carrying `tag`."""
-        return sum(1 for b in self.batches.values() if tag in b.tags)
+        """How many batches were submitted carrying `tag` (for Anthropic: its custom-id prefix)."""
+        from toolsight.models.batch.anthropic import tag_prefix
+
+        return sum(1 for b in self.batches.values() if tag in b.tags or tag_prefix(tag) in b.tags)
 
     def new_id(self, prefix: str) -> str:
         return f"{prefix}{next(self._ids):06d}"
@@ -99,13 +102,15 @@ class Batches:
         await self._play(batch)
 
     async def _play(self, batch: Batch) -> None:
+        from toolsight.models.batch.anthropic import caller_id
+
         cfg = self.server.script.batch
         fail = set(cfg.fail)
         async with aiohttp.ClientSession() as http:
             for n, item in enumerate(batch.items, start=1):
                 if cfg.expire_after is not None and n > cfg.expire_after:
                     item.outcome = Outcome(expired=True)
-                elif item.custom_id in fail or (cfg.fail_every and n % cfg.fail_every == 0):
+                elif fail & {item.custom_id, caller_id(item.custom_id)} or (cfg.fail_every and n % cfg.fail_every == 0):
                     item.outcome = Outcome(status=cfg.fail_status, body=self.error_body(batch.provider, cfg.fail_status))
                 else:
                     item.outcome = await self._post(http, batch, item)
@@ -149,9 +154,10 @@ class Batches:
     # --- routes ---------------------------------------------------------------------------------
 
     def register(self, app: web.Application) -> None:
-        from toolsight.models.scripted import batch_openai
+        from toolsight.models.scripted import batch_anthropic, batch_openai
 
         batch_openai.register(app, self)
+        batch_anthropic.register(app, self)
 
 
 def bad_request(provider: str, message: str) -> web.Response:
