@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,8 @@ class Ledger(BatchAPI):
         self.expire = expire or set()
         self.submit_error = submit_error
         self.journal_at_submit: list[dict[str, Any]] = []
+        self.known: list[set[str]] = []
+        self.find_errors = 0
         self.run_dir: Path | None = None
 
     async def submit(self, items: list[BatchItem], *, tag: str) -> str:
@@ -50,8 +53,12 @@ class Ledger(BatchAPI):
         self.batches[bid] = (tag, items)
         return bid
 
-    async def find(self, tag: str) -> str | None:
+    async def find(self, tag: str, *, known: Collection[str] = ()) -> str | None:
         self.finds.append(tag)
+        self.known.append(set(known))
+        if self.find_errors:
+            self.find_errors -= 1
+            raise RuntimeError("cannot tell yet")
         return next((bid for bid, (t, _) in self.batches.items() if t == tag), None)
 
     async def poll(self, batch_id: str) -> BatchState:
@@ -169,6 +176,22 @@ def test_a_kill_between_submit_and_writing_the_id_is_found_by_its_tag(tmp_path: 
     out = asyncio.run(ask(collector(tmp_path, api), ["a", "b", "c"]))
     assert [o["answer"] for o in out] == ["a", "b", "c"]
     assert api.finds == [api.submits[0]] and len(api.submits) == 1
+
+
+def test_a_lookup_that_cannot_answer_yet_is_asked_again_not_submitted_twice(tmp_path: Path) -> None:
+    from toolsight.calls.batch_journal import JournalItem, Submitted
+
+    api = Ledger()
+    asyncio.run(ask(collector(tmp_path, api), ["x"]))  # an earlier, collected batch: batch_0
+    journal = BatchJournal(tmp_path / BATCHES)
+    journal.write(Submitted(tag="toolsight-lost", provider="ledger", items=[JournalItem(custom_id="a", hash="x")]))
+    journal.close()
+    api.batches["batch_1"] = ("toolsight-lost", [BatchItem(custom_id="a", body={"q": "a"})])  # it did land
+    api.find_errors = 2
+    out = asyncio.run(ask(collector(tmp_path, api), ["a"]))
+    assert out == [{"answer": "a"}]
+    assert api.finds == ["toolsight-lost"] * 3 and len(api.submits) == 1  # found on the third try
+    assert api.known[-1] == {"batch_0"}  # the journal's own batches are passed as known
 
 
 def test_a_submission_that_never_reached_the_provider_is_submitted_on_resume(tmp_path: Path) -> None:

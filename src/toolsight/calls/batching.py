@@ -253,14 +253,22 @@ class BatchCollector:
                 raise
 
     async def _find(self, tag: str) -> str | None:
-        try:
-            found: str | None = await self.guard(lambda: self.api.find(tag))
-            return found
-        except (RunAborted, asyncio.CancelledError):
-            raise
-        except Exception as exc:
-            log.warning("cannot look up batch %s: %s", tag, exc)
-            return None
+        """The provider's id of the batch tagged `tag`, or None: it never reached the provider. Asks
+        until it gets one of those two answers — a lookup that fails (or a provider that cannot tell
+        yet) must not lead to paying for the same requests twice."""
+        known = {sub.batch_id for sub in self.journal.submissions.values() if sub.batch_id}
+        delay = self.tuning.poll_s
+        while True:
+            try:
+                found: str | None = await self.guard(lambda: self.api.find(tag, known=known))
+                return found
+            except (RunAborted, asyncio.CancelledError):
+                raise
+            except Exception as exc:
+                log.warning("cannot tell yet whether batch %s was submitted (%s); asking again in %.0f s",
+                            tag, exc, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.tuning.poll_max_s)
 
     async def _poll(self, tag: str, batch_id: str | None) -> None:
         """Collect a submission of an earlier invocation (found by its tag when no id was written)."""
