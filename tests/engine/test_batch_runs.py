@@ -192,3 +192,21 @@ def test_batch_refuses_a_model_without_a_batch_api_and_a_tool_loop(ptb: Path, tm
         assert not srv.requests
     assert r.returncode == 2 and "pass --batch rounds" in r.stderr
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_batch_rounds_sends_each_round_of_a_tool_loop_as_one_batch(provider: str, ptb: Path, tmp_path: Path) -> None:
+    # every task: one crop call (round 1), then its answer once the tool result is back (round 2)
+    loop = Script.model_validate({"rule": {"tool": "crop", "arguments": {}, "calls": 1, "answer": "Answer: 1"}})
+    with ScriptedServer(loop) as srv:
+        r = run(*ptb_run(provider, srv, ptb, tmp_path / "run", "--batch", "rounds", *FAST), "--setting", "tools")
+        batches = list(srv.batches.batches.values())
+        sent = completions(srv)
+    assert r.returncode in (0, 3), r.stderr
+    assert [len(b.items) for b in batches] == [N, N]  # round 1 of every task, then round 2 of every task
+    assert len(sent) == 2 * N and all(q.batch is not None for q in sent)
+    recs = records(tmp_path / "run")
+    assert len(recs) == N and all(x["error"] is None for x in recs)
+    assert all([c["batch"] for c in x["trajectory"]["model_call_log"]] == [True, True] for x in recs)
+    assert all(len(x["trajectory"]["tool_calls"]) == 1 for x in recs)
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["options"]["batch"] == "rounds"
