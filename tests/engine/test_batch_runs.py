@@ -210,3 +210,44 @@ def test_batch_rounds_sends_each_round_of_a_tool_loop_as_one_batch(provider: str
     assert all([c["batch"] for c in x["trajectory"]["model_call_log"]] == [True, True] for x in recs)
     assert all(len(x["trajectory"]["tool_calls"]) == 1 for x in recs)
     assert json.loads((tmp_path / "run" / "manifest.json").read_text())["options"]["batch"] == "rounds"
+
+
+MET = json.dumps({"explanation": "ok", "judge_result": "Met"})
+
+
+def _rubric_dataset(root: Path, n: int = 3) -> Path:
+    from e2ekit import dataset
+
+    dataset(root, n)
+    rows = [json.loads(x) for x in (root / "tasks.jsonl").read_text().splitlines()]
+    for r in rows:
+        r["turns"][0]["rubrics"] = [{"id": "r1", "text": "names the colour", "weight": 5}]
+    (root / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return root
+
+
+def test_judge_batch_during_a_run_and_an_unusable_judge_reply_is_asked_again(tmp_path: Path) -> None:
+    ds = _rubric_dataset(tmp_path / "ds")
+    run_dir = tmp_path / "run"
+    with ScriptedServer(Script.model_validate({"steps": [{"text": "<answer>A</answer> it is red"}]})) as model, \
+            ScriptedServer(Script.model_validate({"steps": [{"text": "I cannot say"}]})) as bad:
+        r = run("run", str(ds), "-m", "openai/m", "--base-url", model.openai_base_url, "--out", str(run_dir),
+                "--no-report", "--judge", "openai/j", "--judge-base-url", bad.openai_base_url, "--judge-batch",
+                "--retries", "0", *FAST)
+        asked_bad = completions(bad)
+        model_sent = completions(model)
+    assert r.returncode == 3, r.stderr  # every score is an error: the judge's replies do not parse
+    assert model_sent and all(q.batch is None for q in model_sent)  # only the judge was batched
+    assert asked_bad and all(q.batch is not None for q in asked_bad)
+    assert "batch mode (judge: " in r.stdout + r.stderr
+    forgotten = {e["custom_id"] for e in read_journal(run_dir) if e["kind"] == "forget"}
+    assert forgotten  # the unusable replies are marked so
+    with ScriptedServer(Script.model_validate({"steps": [{"text": MET}], "batch": {"polls": 1}})) as good:
+        r = run("score", str(run_dir), "--scorer", "rubric", "--mode", "corrected", "--judge", "openai/j",
+                "--judge-base-url", good.openai_base_url, "--name", "good", "--judge-batch", *FAST)
+        asked_good = completions(good)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # the same requests, asked again in a batch: the journal did not replay the unusable replies
+    assert len(asked_good) == 3 and all(q.batch is not None for q in asked_good)
+    scores = [json.loads(x)["score"]["passed"] for x in (run_dir / "scores-good.jsonl").read_text().splitlines()]
+    assert scores == [True, True, True]

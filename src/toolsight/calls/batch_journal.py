@@ -7,7 +7,8 @@ One JSON object per line, appended and fsynced:
 - `batch` — the provider's batch id for `tag`, written when `submit` returned;
 - `result` — one item's outcome (`reply`, or `error`; `expired` when the batch ran out of time before
   it), written once when the batch is collected;
-- `closed` — every item of `tag` is resolved (`status`: ended, expired, failed, not_submitted).
+- `closed` — every item of `tag` is resolved (`status`: ended, expired, failed, not_submitted);
+- `forget` — a result its caller could not use (a judge reply that does not parse): not replayed.
 
 A run killed at any moment resumes from it (`toolsight.calls.batching`): an item with a `result`
 is answered from the journal; an item of a submission that is not `closed` is answered by polling
@@ -58,14 +59,22 @@ class Collected(BaseModel):
     expired: bool = False
 
 
+class Forgotten(BaseModel):
+    """A result its caller could not use (a judge reply that does not parse): never answered again."""
+
+    kind: Literal["forget"] = "forget"
+    custom_id: str
+
+
 class Closed(BaseModel):
     kind: Literal["closed"] = "closed"
     tag: str
     status: str
 
 
-Entry = Submitted | Accepted | Collected | Closed
-_KINDS: dict[str, type[BaseModel]] = {"submit": Submitted, "batch": Accepted, "result": Collected, "closed": Closed}
+Entry = Submitted | Accepted | Collected | Closed | Forgotten
+_KINDS: dict[str, type[BaseModel]] = {"submit": Submitted, "batch": Accepted, "result": Collected, "closed": Closed,
+                                      "forget": Forgotten}
 
 
 @dataclass
@@ -109,6 +118,9 @@ class BatchJournal:
             self._apply(entry)  # type: ignore[arg-type]
 
     def _apply(self, entry: Entry) -> None:
+        if isinstance(entry, Forgotten):
+            self.results.pop(entry.custom_id, None)
+            return
         if isinstance(entry, Submitted):
             self.submissions[entry.tag] = Submission(entry.tag, entry.provider, {i.custom_id: i for i in entry.items})
             return

@@ -34,7 +34,15 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolsight.calls.batch_journal import Accepted, BatchJournal, Closed, Collected, JournalItem, Submitted
+from toolsight.calls.batch_journal import (
+    Accepted,
+    BatchJournal,
+    Closed,
+    Collected,
+    Forgotten,
+    JournalItem,
+    Submitted,
+)
 from toolsight.errors import RunAborted
 from toolsight.log.toolspec import ToolSpec
 from toolsight.models.base import ConfigurationError, GenerateConfig, Message, Model, ModelOutput
@@ -153,8 +161,10 @@ class BatchCollector:
     outage breaker (`ModelCaller.call_raw`) in a run."""
 
     def __init__(self, api: BatchAPI, journal: BatchJournal, tuning: BatchTuning | None = None, *,
-                 label: str = "m", guard: Guard | None = None) -> None:
+                 label: str = "m", guard: Guard | None = None, replay: bool = True) -> None:
         self.api = api
+        #: results an earlier invocation collected answer again (False: asked again, in a new batch)
+        self._stale: set[str] = set() if replay else set(journal.results)
         self.journal = journal
         self.tuning = tuning or BatchTuning()
         self.label = label
@@ -170,7 +180,7 @@ class BatchCollector:
     async def request(self, custom_id: str, body: dict[str, Any], scope: str = "") -> dict[str, Any]:
         """The reply body for `body`; raises `_NoResult` when it must be sent on-line instead."""
         done = self.journal.results.get(custom_id)
-        if done is not None:
+        if done is not None and custom_id not in self._stale:
             return self._answer(done)
         if custom_id in self._waiting:
             return await asyncio.shield(self._waiting[custom_id].future)
@@ -330,6 +340,12 @@ class BatchCollector:
             if isinstance(e, Collected):
                 self._resolve(e)
 
+    def forget(self, custom_ids: list[str]) -> None:
+        """Results their caller could not use: journaled as such, never answered again."""
+        known = [cid for cid in custom_ids if cid in self.journal.results]
+        if known:
+            self.journal.write(*(Forgotten(custom_id=cid) for cid in known))
+
     def _resolve(self, done: Collected) -> None:
         wait = self._waiting.pop(done.custom_id, None)
         if wait is None or wait.future.done():
@@ -375,6 +391,15 @@ class BatchRoute:
     def __init__(self, model: Model, collector: BatchCollector) -> None:
         self.model = model
         self.collector = collector
+        self._asked: dict[str, list[str]] = {}  # body hash -> custom ids answered by a batch
+
+    def forget(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> None:
+        """The reply to this request could not be used: the journal must not answer it again."""
+        try:
+            body = self.model.batch_body(messages, tools, config)
+        except ConfigurationError:
+            return
+        self.collector.forget(self._asked.pop(body_hash(body), []))
 
     @property
     def stats(self) -> BatchStats:
@@ -399,14 +424,16 @@ class BatchRoute:
             log.info("%s: batch item %s not answered (%s): sending it on-line", self.model.name, custom_id, exc)
             return None
         self.stats.batched += 1
+        self._asked.setdefault(body_hash(body), []).append(custom_id)
         out = self.model.batch_parse(reply)
         return out.model_copy(update={"batch": True}) if not out.batch else out
 
 
 def open_route(model: Model, journal: BatchJournal, tuning: BatchTuning, label: str,
-               guard: Guard | None = None) -> BatchRoute | None:
-    """The batch route for `model`, or None when it has no batch API."""
+               guard: Guard | None = None, replay: bool = True) -> BatchRoute | None:
+    """The batch route for `model`, or None when it has no batch API. `replay`: results an earlier
+    invocation collected answer the same requests again (off: `toolsight score --no-cache`)."""
     api = model.batch_api()
     if api is None:
         return None
-    return BatchRoute(model, BatchCollector(api, journal, tuning, label=label, guard=guard))
+    return BatchRoute(model, BatchCollector(api, journal, tuning, label=label, guard=guard, replay=replay))

@@ -179,6 +179,8 @@ class ModelCaller:
     def forget(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig,
                cache_salt: str = "") -> None:
         """Drop the cached reply to this request (its caller could not use it)."""
+        if self.batch is not None:
+            self.batch.forget(messages, tools, config)
         if self.cache is not None and config.is_deterministic():
             self.cache.delete(request_key(self.model.endpoint_id(), messages, tools, config, salt=cache_salt))
 

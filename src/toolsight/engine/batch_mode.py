@@ -58,11 +58,12 @@ class BatchRoutes:
     def stats(self) -> dict[str, BatchStats]:
         return {role: r.stats for role, r in self.routes.items()}
 
-    def attach(self, role: str, caller: ModelCaller, tune: BatchTuning, run_dir: Path) -> None:
-        """Send `caller`'s task calls through its model's batch API (label `m` model, `j` judge)."""
+    def attach(self, role: str, caller: ModelCaller, tune: BatchTuning, run_dir: Path, replay: bool = True) -> None:
+        """Send `caller`'s task calls through its model's batch API (label `m` model, `j` judge);
+        `replay=False`: earlier invocations' results are not used again (asked again)."""
         if self.journal is None:
             self.journal = BatchJournal(run_dir / BATCHES)
-        route = open_route(caller.model, self.journal, tune, label=role[0], guard=_guard(caller))
+        route = open_route(caller.model, self.journal, tune, label=role[0], guard=_guard(caller), replay=replay)
         if route is None:
             raise RunError(f"{caller.model.name} has no batch API")
         caller.batch = route

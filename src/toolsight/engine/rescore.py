@@ -223,7 +223,8 @@ def rescore_run(
     async def scoring() -> dict[str, Any]:
         try:
             if calls.batch and caller is not None:
-                routes.attach("judge", caller, tuning(calls.batch_size, calls.batch_idle, calls.batch_poll), rd)
+                routes.attach("judge", caller, tuning(calls.batch_size, calls.batch_idle, calls.batch_poll), rd,
+                              replay=calls.cache)
             # batched, every record's judge calls wait together for one batch
             width = max(calls.concurrency, calls.batch_size) if routes.routes else calls.concurrency
             return await _rescore(rd, sc, task_map, ctx, tmp, width)
