@@ -44,6 +44,8 @@ if TYPE_CHECKING:  # the SDK is imported when a request needs it (~0.8 s): a rou
     from google import genai  # earlier run lets a run go without it (models/_routes.py)
     from google.genai import types
 
+    from toolsight.models.batch.google import GoogleBatchAPI
+
 KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
 _FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
@@ -404,6 +406,23 @@ class GoogleModel(Model):
                 pass
             self._client = None
         await self._direct.aclose()
+
+    def batch_api(self) -> GoogleBatchAPI:
+        """Gemini batch mode at this model's base URL, with its key (models/batch/google.py)."""
+        from toolsight.models.batch.google import GoogleBatchAPI
+
+        return GoogleBatchAPI(self.name, self.model_id, api_key=self._key, base_url=self.base_url)
+
+    def batch_body(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> dict[str, Any]:
+        """`request_body` for the messages (a batch item's inline `request`)."""
+        system, contents = to_wire(messages)
+        return self.request_body(system, contents, tools, config)
+
+    def batch_parse(self, reply: dict[str, Any]) -> ModelOutput:
+        """A batch item's `generateContent` reply, read by `parse_dict`, marked `batch`."""
+        out = self.parse_dict(reply)
+        out.batch = True
+        return out
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "provider": "google", "model_id": self.model_id, "base_url": self.base_url}

@@ -12,14 +12,14 @@ from toolsight.models.base import ModelError, ModelOutput
 from toolsight.models.batch.anthropic import caller_id
 from toolsight.models.scripted import ScriptedServer
 
-PROVIDERS = ["openai", "anthropic"]
+PROVIDERS = ["openai", "anthropic", "google"]
 
 
-def _item(marker: str | None) -> tuple[str, str]:
-    """(batch id, the caller's custom id) of a recorded batch item (the Anthropic client prefixes its ids)."""
-    assert marker is not None
-    bid, sent = marker.split("/", 1)
-    return bid, caller_id(sent)
+def _item(marker: str | None, bid: str) -> str:
+    """The caller's custom id of an item of batch `bid` recorded by the server (the Anthropic client
+    prefixes its ids)."""
+    assert marker is not None and marker.startswith(bid + "/")
+    return caller_id(marker[len(bid) + 1:])
 
 
 def _online_view(out: ModelOutput) -> ModelOutput:
@@ -45,7 +45,7 @@ def test_results_equal_the_online_replies_for_the_same_bodies(provider: str) -> 
     assert batched == online(provider, script, convs)
     assert batched["a"].tool_calls[0].name == "crop" and batched["b"].text == "It is 7."
     # each item was played on the on-line endpoint with exactly its body, marked as a batch item
-    assert [_item(r.batch) for r in sent] == [(bid, "a"), (bid, "b"), (bid, "c")]
+    assert [_item(r.batch, bid) for r in sent] == ["a", "b", "c"]
     assert [r.body for r in sent] == bodies
 
 
@@ -53,8 +53,8 @@ def test_results_equal_the_online_replies_for_the_same_bodies(provider: str) -> 
 def test_failed_items_report_an_error_and_the_good_ones_are_kept(provider: str) -> None:
     script = three_tasks(fail=["b"], fail_status=400)
     with ScriptedServer(script) as srv:
-        _, states, results = asyncio.run(submit_and_collect(make_model(provider, srv), prompts("a", "b", "c")))
-        played = [_item(r.batch)[1] for r in srv.requests if r.batch is not None]
+        bid, states, results = asyncio.run(submit_and_collect(make_model(provider, srv), prompts("a", "b", "c")))
+        played = [_item(r.batch, bid) for r in srv.requests if r.batch is not None]
     by_id = {r.custom_id: r for r in results}
     assert states[-1].status == "ended" and (states[-1].succeeded, states[-1].failed) == (2, 1)
     assert by_id["a"].reply is not None and by_id["c"].reply is not None
@@ -161,3 +161,28 @@ def test_cancel_stops_the_batch_and_its_items_never_run(provider: str) -> None:
     assert statuses[0] == "in_progress" and statuses[-1] == "cancelled"
     assert res == [("a", True, True), ("b", True, True)]
 
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_batch_waits_out_the_scripted_seconds_and_results_wait_for_the_end(provider: str) -> None:
+    async def go(srv: ScriptedServer) -> tuple[list[str], ModelError, ModelError]:
+        model = make_model(provider, srv)
+        api = model.batch_api()
+        assert api is not None
+        try:
+            bid = await api.submit(items(model, prompts("a")), tag="slow")
+            statuses = [str((await api.poll(bid)).status) for _ in range(3)]
+            with pytest.raises(ModelError) as early:
+                await api.results(bid)
+            with pytest.raises(ModelError) as unknown:
+                await api.poll(bid + "0")
+            return statuses, early.value, unknown.value
+        finally:
+            await api.aclose()
+
+    with ScriptedServer(three_tasks(seconds=3600)) as srv:
+        statuses, early, unknown = asyncio.run(go(srv))
+        assert not [r for r in srv.requests if r.batch is not None]
+    assert statuses == ["in_progress"] * 3
+    assert early.retryable and "poll until it has ended" in str(early)
+    assert unknown.status == 404 and not unknown.retryable

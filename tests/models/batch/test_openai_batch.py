@@ -89,3 +89,24 @@ def test_a_streaming_request_cannot_be_batched(how: str) -> None:
         with pytest.raises(ConfigurationError, match="without batching") as caught:
             model.batch_body([Message.user("hi")], [], config)
     assert ("a streaming driver" in str(caught.value)) == (how == "profile")
+
+
+def test_responses_api_bodies_batch_on_the_responses_endpoint() -> None:
+    async def go(srv: ScriptedServer) -> list[dict[str, object] | None]:
+        api = OpenAIBatchAPI("openai/test-model", api_key="k", base_url=srv.openai_base_url, endpoint="/v1/responses")
+        try:
+            body = {"model": "m", "input": [{"role": "user", "content": "[task:b] how many?"}]}
+            bid = await api.submit([BatchItem(custom_id="r1", body=body)], tag="resp")
+            await until_over(api, bid)
+            return [r.reply for r in await api.results(bid)]
+        finally:
+            await api.aclose()
+
+    with ScriptedServer(three_tasks()) as srv:
+        replies = asyncio.run(go(srv))
+        paths = [r.path for r in srv.requests if r.batch is not None]
+    assert paths == ["/v1/responses"]
+    reply = replies[0]
+    assert reply is not None and reply["object"] == "response"
+    message = [o for o in reply["output"] if o["type"] == "message"]  # type: ignore[union-attr,index,attr-defined]
+    assert message[0]["content"][0]["text"] == "It is 7."  # type: ignore[index]

@@ -118,7 +118,8 @@ class Batches:
         batch.ended_at = time.time()
 
     async def _post(self, http: aiohttp.ClientSession, batch: Batch, item: Item) -> Outcome:
-        headers = {BATCH_HEADER: f"{batch.id}/{item.custom_id}"}
+        name = f"batches/{batch.id}" if batch.provider == "google" else batch.id  # the id its client knows
+        headers = {BATCH_HEADER: f"{name}/{item.custom_id}"}
         try:
             async with http.post(self.server.base_url + item.path, json=item.body, headers=headers) as resp:
                 raw = await resp.read()
@@ -154,10 +155,11 @@ class Batches:
     # --- routes ---------------------------------------------------------------------------------
 
     def register(self, app: web.Application) -> None:
-        from toolsight.models.scripted import batch_anthropic, batch_openai
+        from toolsight.models.scripted import batch_anthropic, batch_google, batch_openai
 
         batch_openai.register(app, self)
         batch_anthropic.register(app, self)
+        batch_google.register(app, self)
 
 
 def bad_request(provider: str, message: str) -> web.Response:
