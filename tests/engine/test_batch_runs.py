@@ -22,7 +22,7 @@ from toolsight.models.scripted.script import Script
 from toolsight.models.scripted.server import RecordedRequest
 
 #: the providers whose batch client is in (models/batch/)
-PROVIDERS = ["openai", "anthropic"]
+PROVIDERS = ["openai", "anthropic", "google"]
 N = 4
 FAST = ("--batch-idle", "0.3", "--batch-poll", "0.05")
 ONLINE_PATHS = ("/chat/completions", "/messages", ":generateContent")
