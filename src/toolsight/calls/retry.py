@@ -5,6 +5,8 @@
 - the endpoint's connection limit: an `EndpointLimiter` (`toolsight.calls.limiter`; shared with every
   other caller of the same endpoint when given, adaptive AIMD), else a fixed one of `max_connections`;
 - the response cache for deterministic requests;
+- batch mode (`batch`, a `toolsight.calls.batching.BatchRoute`): a call the cache does not answer
+  goes to the provider's batch API first, and on-line only when its batch item failed or expired;
 - errors sorted by `classify`:
   - **fatal** (HTTP 401/403: credentials; 404: model or URL unknown): nothing else can succeed,
     so the run stops at once (`RunAborted`);
