@@ -160,6 +160,11 @@ def run(
     executor: Annotated[str, typer.Option(help="where tasks run: local | ray (docs/scale.md)")] = "local",
     ray_address: Annotated[str | None, typer.Option(metavar="HOST:PORT", help="Ray cluster to join (default: start a local one)")] = None,
     ray_workers: Annotated[int | None, typer.Option(min=1, help="Ray workers (default: one per cluster CPU, at most --concurrency)")] = None,
+    batch: Annotated[str | None, typer.Option(metavar="[rounds]", help="send the model's calls through its provider's batch API (about half the price, results within 24 h; docs/batch.md): --batch for settings of one call per task, --batch rounds also for tool loops (each round waits for a batch)")] = None,
+    judge_batch: Annotated[bool, typer.Option("--judge-batch", help="send judge calls through the judge provider's batch API")] = False,
+    batch_size: Annotated[int, typer.Option(min=1, metavar="N", help="batch mode: submit a batch when N requests wait")] = 100,
+    batch_idle: Annotated[float, typer.Option(min=0.001, metavar="SECONDS", help="batch mode: ... or when no new request came for this long")] = 5.0,
+    batch_poll: Annotated[float, typer.Option(min=0.001, metavar="SECONDS", help="batch mode: first wait between polls (doubles, up to 60 s)")] = 5.0,
 ) -> None:
     """Run a benchmark or a dataset folder with a model.
 
@@ -181,6 +186,8 @@ def run(
         raise _fail(f"--scorer-mode {scorer_mode!r}: use 'official' or 'corrected'", EXIT_USAGE)
     if loop not in (None, "official", "toolsight"):
         raise _fail(f"--loop {loop!r}: use 'official' or 'toolsight'", EXIT_USAGE)
+    if batch not in (None, "calls", "rounds"):
+        raise _fail(f"--batch {batch!r}: use --batch (one-call settings) or --batch rounds (tool loops too)", EXIT_USAGE)
     if history not in (None, "gold", "model"):
         raise _fail(f"--history {history!r}: use 'gold' (earlier turns' gold answers) or 'model'", EXIT_USAGE)
     if reasoning_effort not in (None, "minimal", "low", "medium", "high"):
@@ -216,10 +223,10 @@ def run(
             task_ids=[i for item in task_id or [] for i in item.split(",") if i] or None, tags=tags, epochs=epochs,
             retries=retries, backoff_base=backoff_base, task_timeout=task_timeout, outage_timeout=outage_timeout,
             max_retry_after=max_retry_after, cache=not no_cache, executor=executor, ray_address=ray_address,
-            ray_workers=ray_workers),
+            ray_workers=ray_workers, batch=batch, batch_size=batch_size, batch_idle=batch_idle, batch_poll=batch_poll),
         scoring=ScoringOptions(score=not no_score, scorer_mode=scorer_mode_of(scorer_mode), judge=judge,
                                judge_base_url=judge_base_url, judge_concurrency=judge_concurrency,
-                               epochs_reducer=epochs_reducer),
+                               epochs_reducer=epochs_reducer, judge_batch=judge_batch),
         web=WebOptions(backend=web, budget=web_budget, summary_model=summary_model),
         sandbox=SandboxOptions(backend=sandbox),
     )
@@ -348,6 +355,10 @@ def score(
     backoff_base: Annotated[float, typer.Option(min=0.0, help="first retry delay in seconds (doubles)")] = 1.0,
     outage_timeout: Annotated[float, typer.Option(min=0.0, help="give up when the judge endpoint stays unreachable this long (s)")] = 600.0,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="ask the judge again instead of replaying the run's cached replies")] = False,
+    judge_batch: Annotated[bool, typer.Option("--judge-batch", help="send judge calls through the judge provider's batch API (docs/batch.md)")] = False,
+    batch_size: Annotated[int, typer.Option(min=1, metavar="N", help="batch mode: submit a batch when N requests wait")] = 100,
+    batch_idle: Annotated[float, typer.Option(min=0.001, metavar="SECONDS", help="batch mode: ... or when no new request came for this long")] = 5.0,
+    batch_poll: Annotated[float, typer.Option(min=0.001, metavar="SECONDS", help="batch mode: first wait between polls (doubles, up to 60 s)")] = 5.0,
 ) -> None:
     """Re-score a finished run without calling the model again.
 
@@ -366,7 +377,8 @@ def score(
     try:
         bench_opts = parse_assignments(bench_option or [], "-B", "NAME=VALUE")
         calls = JudgeCalls(concurrency=judge_concurrency, retries=retries, backoff_base=backoff_base,
-                           outage_timeout=outage_timeout, cache=not no_cache)
+                           outage_timeout=outage_timeout, cache=not no_cache, batch=judge_batch,
+                           batch_size=batch_size, batch_idle=batch_idle, batch_poll=batch_poll)
         path = rescore(run_dir, judge=judge, scorer=scorer, mode=mode, name=name, judge_base_url=judge_base_url,
                        benchmark_options=bench_opts, calls=calls)
     except ToolsightError as exc:
@@ -376,6 +388,10 @@ def score(
     counts = _score_counts(path)
     line = (f"wrote {path}: {counts.get('scored', 0)} scored, {counts.get('score_errors', 0)} score error(s), "
             f"{counts.get('skipped', 0)} not scored (run errors or unknown tasks)")
+    if isinstance(counts.get("batch"), dict):
+        from toolsight.calls.batching import BatchStats, describe_batches
+
+        line += f"; batch mode ({describe_batches({k: BatchStats(**v) for k, v in counts['batch'].items()})})"
     out.print(line, markup=False)
     try:
         out.print(score_table(run_dir, path), markup=False, highlight=False)
@@ -647,6 +663,18 @@ def _click_exceptions() -> Any:
         return click.exceptions
 
 
+def batch_flag(args: list[str]) -> list[str]:
+    """`--batch` takes an optional value: alone (or before anything but `calls`/`rounds`) it means
+    `--batch calls`."""
+    out = list(args)
+    for i, a in enumerate(out):
+        if a == "--":
+            break
+        if a == "--batch" and (i + 1 == len(out) or out[i + 1] not in ("calls", "rounds")):
+            out[i] = "--batch=calls"
+    return out
+
+
 def main() -> None:
     from toolsight.api.env import load_env
     from toolsight.diagnostics import LogSetupError, configure_logging
@@ -662,7 +690,7 @@ def main() -> None:
         sys.exit(EXIT_USAGE)
     ce = _click_exceptions()
     try:
-        code = app(standalone_mode=False, prog_name="toolsight")
+        code = app(args=batch_flag(sys.argv[1:]), standalone_mode=False, prog_name="toolsight")
     except ce.NoArgsIsHelpError as exc:  # bare `toolsight` / `toolsight list`: the help
         sys.stderr.write(exc.format_message().rstrip() + "\n")
         sys.exit(EXIT_USAGE)

@@ -5,6 +5,8 @@
 - the endpoint's connection limit: an `EndpointLimiter` (`toolsight.calls.limiter`; shared with every
   other caller of the same endpoint when given, adaptive AIMD), else a fixed one of `max_connections`;
 - the response cache for deterministic requests;
+- batch mode (`batch`, a `toolsight.calls.batching.BatchRoute`): a call the cache does not answer
+  goes to the provider's batch API first, and on-line only when its batch item failed or expired;
 - errors sorted by `classify`:
   - **fatal** (HTTP 401/403: credentials; 404: model or URL unknown): nothing else can succeed,
     so the run stops at once (`RunAborted`);
@@ -34,6 +36,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
+from toolsight.calls.batching import BatchRoute
 from toolsight.calls.breaker import CircuitBreaker, StillDown
 from toolsight.calls.cache import ResponseCache, request_key
 from toolsight.calls.limiter import OVERLOAD_STATUSES, EndpointLimiter
@@ -137,6 +140,8 @@ class ModelCaller:
         self.label = label
         self.limiter = limiter or EndpointLimiter(model.name, max_connections, adaptive=False)
         self._last_timeout = 30.0  # the probe's timeout: the last call's, at most 30 s
+        #: batch mode (`toolsight.calls.batching`): calls the cache does not answer go to a batch first
+        self.batch: BatchRoute | None = None
         self.breaker = CircuitBreaker(
             self._probe, label=label, threshold=breaker_threshold, backoff_base=backoff_base,
             # probe often enough to notice the end of a short outage, rarely enough to be cheap
@@ -161,8 +166,12 @@ class ModelCaller:
             if hit is not None:
                 self.stats.cache_hits += 1
                 return hit, CallInfo(cached=True)
-        self._last_timeout = config.timeout
-        out, info = await self._attempts(lambda: self.model.generate(messages, tools, config))
+        batched = await self.batch.generate(messages, tools, config) if self.batch is not None else None
+        if batched is not None:
+            out, info = batched, CallInfo()
+        else:  # on-line (also a batch item that failed or expired)
+            self._last_timeout = config.timeout
+            out, info = await self._attempts(lambda: self.model.generate(messages, tools, config))
         info.duration_s = round(time.monotonic() - t0, 4)
         self.stats.tokens += out.usage.total_tokens
         if key is not None and self.cache is not None and out.finish_reason != "error":
@@ -172,6 +181,8 @@ class ModelCaller:
     def forget(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig,
                cache_salt: str = "") -> None:
         """Drop the cached reply to this request (its caller could not use it)."""
+        if self.batch is not None:
+            self.batch.forget(messages, tools, config)
         if self.cache is not None and config.is_deterministic():
             self.cache.delete(request_key(self.model.endpoint_id(), messages, tools, config, salt=cache_salt))
 

@@ -63,6 +63,8 @@ class TaskCalls:
         index = len(self.log)
         if self.sent is not None and request is not None:
             self.sent.note_wire(request, self.prompts)
+        if self.caller is not None and self.caller.batch is not None:  # batch mode cannot carry it: counted
+            self.caller.batch.stats.unbatchable += 1
         try:
             if self.caller is None:
                 out, info = await fn(), CallInfo()

@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -96,6 +96,14 @@ class RunControl(_Group):
     executor: str = Field(default="local", description="where tasks run: local | ray (toolsight.engine.executors)")
     ray_address: str | None = Field(default=None, description="Ray cluster address (host:port); None: a local instance")
     ray_workers: int | None = Field(default=None, ge=1, description="Ray workers; None: one per cluster CPU")
+    batch: Literal["calls", "rounds"] | None = Field(
+        default=None, description="send the model's calls through its provider's batch API (docs/batch.md): "
+        "calls (settings of one call per task) | rounds (also tool loops, each round one batch)")
+    batch_size: int = Field(default=100, ge=1, description="batch mode: submit when this many requests wait")
+    batch_idle: float = Field(default=5.0, gt=0, description="batch mode: ... or when no new request came for this "
+                              "many seconds")
+    batch_poll: float = Field(default=5.0, gt=0, description="batch mode: first wait between polls (doubles, up "
+                              "to 60 s)")
 
 
 class ScoringOptions(_Group):
@@ -106,6 +114,7 @@ class ScoringOptions(_Group):
     judge: str | None = None
     judge_base_url: str | None = None
     judge_concurrency: int = 8
+    judge_batch: bool = Field(default=False, description="send judge calls through the judge provider's batch API")
     epochs_reducer: str | None = Field(
         default=None, description="how a task's epochs reduce to one score (metrics/epochs.py); None = the scorer's")
 

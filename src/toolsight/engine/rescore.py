@@ -12,6 +12,7 @@ costs nothing.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import time
@@ -21,9 +22,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from toolsight.calls.batching import batch_scope
 from toolsight.calls.cache import ResponseCache
 from toolsight.calls.retry import ModelCaller
 from toolsight.calls.task import CallerModel
+from toolsight.engine.batch_mode import BatchRoutes, check_batch_model, tuning
 from toolsight.engine.store import CACHE, read_manifest
 from toolsight.errors import EXIT_ABORTED, RunAborted, ToolsightError
 from toolsight.log.files import iter_latest_records
@@ -97,22 +100,28 @@ class JudgeCalls(BaseModel):
     outage_timeout: float = 600.0
     max_retry_after: float = 120.0
     cache: bool = True
+    #: send judge calls through the judge provider's batch API (`--judge-batch`; docs/batch.md)
+    batch: bool = False
+    batch_size: int = 100
+    batch_idle: float = 5.0
+    batch_poll: float = 5.0
 
 
-def _wrap_judge(judge: Model, run_dir: Path, calls: JudgeCalls) -> tuple[Model, ResponseCache | None]:
+def _wrap_judge(judge: Model, run_dir: Path, calls: JudgeCalls) -> tuple[ModelCaller, ResponseCache | None]:
     """The judge behind a ModelCaller: connection limit, retries, the breaker, the run's cache."""
     cache = ResponseCache(run_dir / CACHE) if calls.cache else None
     caller = ModelCaller(judge, max_connections=calls.concurrency, retries=calls.retries,
                          backoff_base=calls.backoff_base, cache=cache, max_retry_after=calls.max_retry_after,
                          outage_timeout=calls.outage_timeout, label=f"judge endpoint ({judge.endpoint_id()})")
-    return CallerModel(caller), cache
+    return caller, cache
 
 
-async def _score_one(scorer: Scorer, task: Task, responses: list[str], ctx: ScoreContext,
+async def _score_one(scorer: Scorer, task: Task, epoch: int, responses: list[str], ctx: ScoreContext,
                      sem: asyncio.Semaphore) -> Score:
     async with sem:
         try:
-            return await scorer.score(task, responses, ctx)
+            with batch_scope(f"{task.id}#{epoch}"):  # a batched judge numbers this record's calls from here
+                return await scorer.score(task, responses, ctx)
         except Exception as exc:  # a scorer bug becomes a score error, counted apart from fails
             return Score(scorer=getattr(scorer, "name", ""), error=f"scoring failed: {type(exc).__name__}: {exc}")
 
@@ -155,7 +164,7 @@ async def _rescore(run_dir: Path, scorer: Scorer, tasks: Mapping[str, Task], ctx
                 batch.append((key, ScoreLine(task_id=rec.task_id, epoch=rec.epoch, error="task not found in the dataset")))
                 counts["skipped"] += 1
             else:
-                job = asyncio.ensure_future(_score_one(scorer, task, rec.trajectory.responses, ctx, sem))
+                job = asyncio.ensure_future(_score_one(scorer, task, rec.epoch, rec.trajectory.responses, ctx, sem))
                 batch.append((key, job))
             if len(batch) >= batch_size:
                 try:
@@ -199,14 +208,33 @@ def rescore_run(
     label = name or "-".join(x for x in (getattr(sc, "name", "scorer"), judge_model.name if judge_model else "") if x)
     out = rd / score_file_name(label)
     tmp = out.with_suffix(".jsonl.tmp")
-    judge: Model | None = None
+    caller: ModelCaller | None = None
     cache_obj: ResponseCache | None = None
+    if calls.batch:
+        if judge_model is None:
+            raise RescoreError("--judge-batch: no judge to batch; pass --judge MODEL too")
+        check_batch_model(judge_model, "--judge-batch")
     if judge_model is not None:
-        judge, cache_obj = _wrap_judge(judge_model, rd, calls)
-    ctx = ScoreContext(judge=judge)
+        caller, cache_obj = _wrap_judge(judge_model, rd, calls)
+    ctx = ScoreContext(judge=CallerModel(caller) if caller is not None else None)
     t0 = time.time()
+    routes = BatchRoutes()
+
+    async def scoring() -> dict[str, Any]:
+        try:
+            if calls.batch and caller is not None:
+                routes.attach("judge", caller, tuning(calls.batch_size, calls.batch_idle, calls.batch_poll), rd,
+                              replay=calls.cache)
+            # batched, every record's judge calls wait together for one batch
+            width = max(calls.concurrency, calls.batch_size) if routes.routes else calls.concurrency
+            return await _rescore(rd, sc, task_map, ctx, tmp, width)
+        finally:
+            await routes.aclose()
+            if caller is not None:
+                await caller.aclose()
+
     try:
-        counts = asyncio.run(_rescore(rd, sc, task_map, ctx, tmp, calls.concurrency))
+        counts = asyncio.run(scoring())
         os.replace(tmp, out)
     except RunAborted as exc:
         raise RescoreStopped(f"{exc}; nothing was written (the records are untouched): run `toolsight score` "
@@ -220,5 +248,7 @@ def rescore_run(
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "duration_s": round(time.time() - t0, 3),
         **counts,
     }
+    if routes.routes:  # what batch mode did (`toolsight score --judge-batch`)
+        meta["batch"] = {role: dataclasses.asdict(s) for role, s in routes.stats.items()}
     out.with_name(out.name[: -len(".jsonl")] + ".meta.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
     return out

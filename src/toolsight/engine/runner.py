@@ -31,6 +31,14 @@ from toolsight.calls.limiter import EndpointLimiter, LimitChange, LimiterPool, e
 from toolsight.calls.retry import CallStats, ModelCaller
 from toolsight.calls.sent import SentLog
 from toolsight.calls.task import CallerModel, model_completer
+from toolsight.engine.batch_mode import (
+    BATCH_TASK_TIMEOUT_S,
+    BatchRoutes,
+    check_batch_model,
+    check_batch_setting,
+    open_submissions,
+    tuning,
+)
 from toolsight.engine.manifest import RunFacts, dataset_info, new_manifest
 from toolsight.engine.options import DEFAULT_TASK_TIMEOUT_S, RunOptions, runs_root
 from toolsight.engine.plan import Plan, PlanInput, plan_run
@@ -138,6 +146,8 @@ class Runner:
         self.settings = apply_caps(bench.setting(self.setting_name, opts.loop), opts)
         # an explicit --task-timeout wins; else the setting's own (VTC-Bench official: the driver's 3 × 3600 s)
         self.task_timeout: float = opts.control.task_timeout or self.settings.task_timeout_s or DEFAULT_TASK_TIMEOUT_S
+        if opts.control.batch and not opts.control.task_timeout:  # a task waits for its batch (up to 24 h)
+            self.task_timeout = max(self.task_timeout, BATCH_TASK_TIMEOUT_S)
         self.opts = opts = opts.replace(loop=self.settings.loop, task_timeout=self.task_timeout)
         if opts.control.out is not None and not opts.control.out.strip():
             raise RunError("--out '': an empty run directory name; give a folder, or leave --out out for "
@@ -195,7 +205,17 @@ class Runner:
 
     def _preflight(self) -> None:
         """Refuse, before the run directory exists, a run that could not do what it is asked: scoring
-        that needs an LLM judge with none given, or web tools on a live web that is not usable."""
+        that needs an LLM judge with none given, web tools on a live web that is not usable, batch
+        mode where it cannot work."""
+        if self.opts.control.batch:
+            if self.executor is not None:
+                raise RunError(f"--batch runs with --executor local only (not {self.executor.name})")
+            check_batch_setting(self.opts.control.batch, self.setting_name, list(self.settings.tools))
+            check_batch_model(self.model, "--batch")
+        if self.opts.scoring.judge_batch:
+            if self.judge_model is None:
+                raise RunError("--judge-batch: no judge to batch; pass --judge MODEL too")
+            check_batch_model(self.judge_model, "--judge-batch")
         if self.scorer is not None and self.judge_model is None and not getattr(self.model, "answers_with_gold", False):
             why = judge_need(self.scorer, self.selected)
             if why:
@@ -305,11 +325,14 @@ class Runner:
                                            label="judge endpoint", limiter=self.judge_limiter())
             judge = CallerModel(judge_caller)
         ctx = ScoreContext(judge=judge)
+        batches = self._open_batches(caller, judge_caller)
+        summary.batch = batches.stats
         if self.uses_sandbox:
             _size_sandbox(min(self.opts.control.concurrency, max(1, len(todo))))
         try:
             web = self._open_web(cache) if self.uses_web else None
         except RunError:
+            await batches.aclose()
             await self._close(cache, caller, judge_caller)
             raise
         if web is not None and plan.new_run:
@@ -322,6 +345,7 @@ class Runner:
         except OSError as exc:
             if web is not None:
                 await web.aclose()
+            await batches.aclose()
             await self._close(cache, caller, judge_caller)
             if is_disk_full(exc):
                 raise RunStopped(str(disk_full(exc)), summary) from None
@@ -365,7 +389,9 @@ class Runner:
                     self.on_progress(summary, caller.stats)
 
         stop: RunAborted | None = None
-        n = max(1, min(self.opts.control.concurrency, len(todo) or 1))
+        # under batch mode tasks mostly wait for their batch: enough in flight to fill one
+        width = max(self.opts.control.concurrency, self.opts.control.batch_size if batches.routes else 0)
+        n = max(1, min(width, len(todo) or 1))
         limits = [caller.limiter] + ([judge_caller.limiter] if judge_caller is not None else [])
         summary.limiters = list(limits)
         stop_logging_limits = self.log_limits(limits)
@@ -390,12 +416,32 @@ class Runner:
                 stop = stop or (disk_full(exc) if is_disk_full(exc) else RunAborted(str(exc)))
             summary.outage_s = caller.breaker.outage_s
             self.record_sent()
+            await batches.aclose()
             await self._close(cache, caller, judge_caller)
         self.finalise(summary)
         if stop is not None:
             summary.stopped = str(stop)
             raise RunStopped(str(stop), summary)
         return summary
+
+    def _open_batches(self, caller: ModelCaller, judge_caller: ModelCaller | None) -> BatchRoutes:
+        """Batch mode's routes for the model (`--batch`) and the judge (`--judge-batch`), over the run
+        directory's journal."""
+        routes = BatchRoutes()
+        c = self.opts.control
+        if not c.batch and not self.opts.scoring.judge_batch and (n := open_submissions(self.run_dir)):
+            self.emit(f"warning: {self.run_dir}/batches.jsonl holds {n} submitted batch(es) never collected (billed "
+                      "all the same); resume with --batch (and --judge-batch if a judge's) to collect them instead "
+                      "of asking again on-line")
+        tune = tuning(c.batch_size, c.batch_idle, c.batch_poll)
+        try:
+            if c.batch:
+                routes.attach("model", caller, tune, self.run_dir)
+            if self.opts.scoring.judge_batch and judge_caller is not None:
+                routes.attach("judge", judge_caller, tune, self.run_dir)
+        except OSError as exc:
+            raise RunError(f"cannot open the batch journal in {self.run_dir}: {exc}") from None
+        return routes
 
     def finalise(self, summary: RunSummary) -> None:
         """Count the whole run's latest records into the summary (a resumed run's too), when it ends."""

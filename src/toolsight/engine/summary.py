@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolsight.calls.batching import BatchStats, describe_batches
 from toolsight.calls.limiter import LimitView
 from toolsight.calls.retry import CallStats
 from toolsight.errors import EXIT_ABORTED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_ERRORS, ToolsightError
@@ -100,6 +101,8 @@ class RunSummary:
     #: whether the run scores its tasks (`--no-score` does not): then a run that scored nothing failed
     scoring: bool = True
     stats: CallStats = field(default_factory=CallStats)
+    #: what batch mode did, by role (model, judge); empty without batch mode
+    batch: dict[str, BatchStats] = field(default_factory=dict)
     outage_s: float = 0.0
     #: the endpoint limiters the run's calls go through (live: the progress display reads them)
     limiters: list[LimitView] = field(default_factory=list)
@@ -164,6 +167,8 @@ class RunSummary:
         if t.no_usage:
             text += (f"; {t.no_usage} model call(s) reported no token usage (not in the token count: the endpoint "
                      "sent none, e.g. a stream without usage)")
+        if batched := describe_batches(self.batch):
+            text += f"; batch mode ({batched})"
         if self.rescored:
             text += f"; {self.rescored} pending score(s) completed"
         if t.score_pending:

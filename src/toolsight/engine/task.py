@@ -24,6 +24,7 @@ from toolsight.agents.inputs import InputImageError, register_inputs
 from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark
+from toolsight.calls.batching import batch_scope
 from toolsight.calls.retry import ModelCaller
 from toolsight.calls.sent import SentLog
 from toolsight.calls.task import TaskCalls
@@ -87,7 +88,8 @@ class TaskRunner:
         traj = Trajectory()
         try:
             inputs = register_inputs(task, self._dataset_root, toolbox, root_resolved=True)
-            traj = await self._within_deadline(agent.run(task, toolbox, inputs), caller)
+            with batch_scope(f"{task.id}#{epoch}"):  # batch mode numbers the task's calls from here
+                traj = await self._within_deadline(agent.run(task, toolbox, inputs), caller)
         except TaskFailed as exc:
             traj, error = exc.trajectory, str(exc)
         except TaskAbort as exc:  # e.g. a web replay without the recorded call: the task cannot go on
@@ -131,7 +133,8 @@ class TaskRunner:
             rec.extra = {**rec.extra, "unscored": "no gold answer"}
             return rec
         try:
-            rec.score, rec.error = await self._score(task, rec.trajectory, ctx)
+            with batch_scope(f"{task.id}#{rec.epoch}"):  # a batched judge numbers its calls from here
+                rec.score, rec.error = await self._score(task, rec.trajectory, ctx)
         except RunAborted as exc:  # the judge endpoint is down past the outage timeout, or refused us
             rec.score_pending = str(exc)
         return rec

@@ -1,0 +1,238 @@
+"""The batch collector and its journal (`toolsight.calls.batching`, `batch_journal`), in one process.
+
+The provider side is `Ledger`, a small in-memory `BatchAPI` that answers every body with a reply
+naming its custom id and keeps what it was asked (submissions, finds, polls). The tests assert what
+the collector does with it: when it submits, what it writes to `batches.jsonl` and in which order,
+that a resumed collector polls the submission it finds in the journal instead of submitting again,
+and that failed or expired items are answered on-line while the good ones are kept. The providers'
+real clients against the scripted server are in tests/engine/test_batch_runs.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolsight.calls.batch_journal import BATCHES, BatchJournal, read_journal
+from toolsight.calls.batching import BatchCollector, BatchTuning, _NoResult, describe_batches
+from toolsight.models.batch.base import BatchAPI, BatchItem, BatchResult, BatchState
+
+
+class Ledger(BatchAPI):
+    """An in-memory provider: `hold` keeps batches in progress; `fail`/`expire` name custom ids."""
+
+    provider = "ledger"
+
+    def __init__(self, hold: bool = False, fail: set[str] | None = None, expire: set[str] | None = None,
+                 submit_error: Exception | None = None) -> None:
+        self.batches: dict[str, tuple[str, list[BatchItem]]] = {}
+        self.submits: list[str] = []  # tags, in order
+        self.finds: list[str] = []
+        self.polls: list[str] = []
+        self.hold = hold
+        self.fail = fail or set()
+        self.expire = expire or set()
+        self.submit_error = submit_error
+        self.journal_at_submit: list[dict[str, Any]] = []
+        self.known: list[set[str]] = []
+        self.find_errors = 0
+        self.run_dir: Path | None = None
+
+    async def submit(self, items: list[BatchItem], *, tag: str) -> str:
+        if self.run_dir is not None:
+            self.journal_at_submit = read_journal(self.run_dir)
+        if self.submit_error is not None:
+            raise self.submit_error
+        self.submits.append(tag)
+        bid = f"batch_{len(self.batches)}"
+        self.batches[bid] = (tag, items)
+        return bid
+
+    async def find(self, tag: str, *, known: Collection[str] = ()) -> str | None:
+        self.finds.append(tag)
+        self.known.append(set(known))
+        if self.find_errors:
+            self.find_errors -= 1
+            raise RuntimeError("cannot tell yet")
+        return next((bid for bid, (t, _) in self.batches.items() if t == tag), None)
+
+    async def poll(self, batch_id: str) -> BatchState:
+        self.polls.append(batch_id)
+        n = len(self.batches[batch_id][1])
+        return BatchState(id=batch_id, status="in_progress" if self.hold else "ended", total=n)
+
+    async def results(self, batch_id: str) -> list[BatchResult]:
+        out = []
+        for it in self.batches[batch_id][1]:
+            if it.custom_id in self.fail:
+                out.append(BatchResult(custom_id=it.custom_id, error="invalid_request"))
+            elif it.custom_id in self.expire:
+                out.append(BatchResult(custom_id=it.custom_id, expired=True, error="expired"))
+            else:
+                out.append(BatchResult(custom_id=it.custom_id, reply={"answer": it.body["q"]}))
+        return out
+
+
+FAST = BatchTuning(max_size=3, idle_s=0.05, poll_s=0.01, poll_max_s=0.02)
+
+
+def collector(run_dir: Path, api: Ledger, tuning: BatchTuning = FAST) -> BatchCollector:
+    api.run_dir = run_dir
+    return BatchCollector(api, BatchJournal(run_dir / BATCHES), tuning)
+
+
+async def ask(col: BatchCollector, ids: list[str]) -> list[Any]:
+    async def one(cid: str) -> Any:
+        try:
+            return await col.request(cid, {"q": cid})
+        except _NoResult as exc:
+            return f"on-line ({exc})"
+    try:
+        return await asyncio.gather(*(one(c) for c in ids))
+    finally:
+        await col.aclose()
+
+
+def test_a_full_queue_is_one_batch_and_the_journal_holds_the_ids_before_submitting(tmp_path: Path) -> None:
+    api = Ledger()
+    out = asyncio.run(ask(collector(tmp_path, api), ["a", "b", "c"]))
+    assert out == [{"answer": "a"}, {"answer": "b"}, {"answer": "c"}]
+    assert len(api.submits) == 1
+    # written (and fsynced) before submit was called: the tag and every custom id
+    assert [e["kind"] for e in api.journal_at_submit] == ["submit"]
+    assert {i["custom_id"] for i in api.journal_at_submit[0]["items"]} == {"a", "b", "c"}
+    assert api.journal_at_submit[0]["tag"] == api.submits[0]
+    kinds = [e["kind"] for e in read_journal(tmp_path)]
+    assert kinds == ["submit", "batch", "result", "result", "result", "closed"]
+
+
+def test_the_idle_interval_submits_a_part_queue_and_a_full_one_goes_at_once(tmp_path: Path) -> None:
+    api = Ledger()
+    out = asyncio.run(ask(collector(tmp_path, api), ["a", "b", "c", "d", "e"]))
+    assert [o["answer"] for o in out] == ["a", "b", "c", "d", "e"]
+    sizes = [len(items) for _, items in api.batches.values()]
+    assert sizes == [3, 2]  # 3 at once (max_size), the last 2 after the idle interval
+
+
+def test_partial_failure_keeps_good_results_and_counts_the_rest(tmp_path: Path) -> None:
+    api = Ledger(fail={"b"}, expire={"c"})
+    col = collector(tmp_path, api)
+    out = asyncio.run(ask(col, ["a", "b", "c"]))
+    assert out[0] == {"answer": "a"}
+    assert out[1].startswith("on-line (invalid_request")
+    assert out[2].startswith("on-line (expired")
+    results = {e["custom_id"]: e for e in read_journal(tmp_path) if e["kind"] == "result"}
+    assert results["a"]["reply"] == {"answer": "a"} and results["c"]["expired"] is True
+    assert results["b"]["reply"] is None and results["b"]["error"] == "invalid_request"
+
+
+def test_a_killed_collector_resumes_by_polling_the_same_batch(tmp_path: Path) -> None:
+    held = Ledger(hold=True)
+
+    async def first() -> None:
+        col = collector(tmp_path, held)
+        jobs = [asyncio.ensure_future(col.request(c, {"q": c})) for c in ("a", "b", "c")]
+        while not held.polls:  # submitted and polled once: then the process dies
+            await asyncio.sleep(0.005)
+        await col.aclose()
+        await asyncio.gather(*jobs, return_exceptions=True)
+
+    asyncio.run(first())
+    assert len(held.submits) == 1
+    held.hold = False
+    out = asyncio.run(ask(collector(tmp_path, held), ["a", "b", "c"]))
+    assert out == [{"answer": "a"}, {"answer": "b"}, {"answer": "c"}]
+    assert len(held.submits) == 1  # never submitted again
+    assert set(held.polls) == {"batch_0"}
+    # every result written once
+    assert sorted(e["custom_id"] for e in read_journal(tmp_path) if e["kind"] == "result") == ["a", "b", "c"]
+    # a third invocation answers from the journal alone
+    polls = len(held.polls)
+    out = asyncio.run(ask(collector(tmp_path, held), ["b"]))
+    assert out == [{"answer": "b"}] and len(held.polls) == polls
+
+
+def test_a_kill_between_submit_and_writing_the_id_is_found_by_its_tag(tmp_path: Path) -> None:
+    api = Ledger(hold=True)
+
+    async def first() -> None:
+        col = collector(tmp_path, api)
+        jobs = [asyncio.ensure_future(col.request(c, {"q": c})) for c in ("a", "b", "c")]
+        while not api.polls:
+            await asyncio.sleep(0.005)
+        await col.aclose()
+        await asyncio.gather(*jobs, return_exceptions=True)
+
+    asyncio.run(first())
+    # as if the process died before the `batch` line was written
+    lines = [x for x in (tmp_path / BATCHES).read_text().splitlines() if json.loads(x)["kind"] != "batch"]
+    (tmp_path / BATCHES).write_text("\n".join(lines) + "\n")
+    api.hold = False
+    out = asyncio.run(ask(collector(tmp_path, api), ["a", "b", "c"]))
+    assert [o["answer"] for o in out] == ["a", "b", "c"]
+    assert api.finds == [api.submits[0]] and len(api.submits) == 1
+
+
+def test_a_lookup_that_cannot_answer_yet_is_asked_again_not_submitted_twice(tmp_path: Path) -> None:
+    from toolsight.calls.batch_journal import JournalItem, Submitted
+
+    api = Ledger()
+    asyncio.run(ask(collector(tmp_path, api), ["x"]))  # an earlier, collected batch: batch_0
+    journal = BatchJournal(tmp_path / BATCHES)
+    journal.write(Submitted(tag="toolsight-lost", provider="ledger", items=[JournalItem(custom_id="a", hash="x")]))
+    journal.close()
+    api.batches["batch_1"] = ("toolsight-lost", [BatchItem(custom_id="a", body={"q": "a"})])  # it did land
+    api.find_errors = 2
+    out = asyncio.run(ask(collector(tmp_path, api), ["a"]))
+    assert out == [{"answer": "a"}]
+    assert api.finds == ["toolsight-lost"] * 3 and len(api.submits) == 1  # found on the third try
+    assert api.known[-1] == {"batch_0"}  # the journal's own batches are passed as known
+
+
+def test_a_submission_that_never_reached_the_provider_is_submitted_on_resume(tmp_path: Path) -> None:
+    from toolsight.calls.batch_journal import JournalItem, Submitted
+
+    journal = BatchJournal(tmp_path / BATCHES)
+    journal.write(Submitted(tag="toolsight-lost", provider="ledger", items=[JournalItem(custom_id="a", hash="x")]))
+    journal.close()
+    api = Ledger()
+    out = asyncio.run(ask(collector(tmp_path, api), ["a"]))
+    assert out == [{"answer": "a"}]
+    assert api.finds == ["toolsight-lost"] and len(api.submits) == 1 and api.submits[0] != "toolsight-lost"
+
+
+def test_a_failed_submit_sends_its_calls_on_line(tmp_path: Path) -> None:
+    api = Ledger(submit_error=RuntimeError("upload refused"))
+    out = asyncio.run(ask(collector(tmp_path, api), ["a", "b"]))
+    assert all(o.startswith("on-line (not submitted: upload refused") for o in out)
+    closed = [e for e in read_journal(tmp_path) if e["kind"] == "closed"]
+    assert closed and closed[0]["status"] == "not_submitted"
+
+
+def test_a_torn_last_line_is_cut_off(tmp_path: Path) -> None:
+    api = Ledger()
+    asyncio.run(ask(collector(tmp_path, api), ["a"]))
+    with (tmp_path / BATCHES).open("a") as fh:
+        fh.write('{"kind": "result", "tag": "t", "custom_')
+    journal = BatchJournal(tmp_path / BATCHES)
+    assert set(journal.results) == {"a"}
+    journal.close()
+    assert (tmp_path / BATCHES).read_text().endswith("}\n")
+
+
+@pytest.mark.parametrize("stats,text", [
+    ({}, ""),
+    ({"model": {"batched": 3, "submitted": 1}}, "model: 3 call(s) batched in 1 new batch(es)"),
+    ({"judge": {"batched": 1, "submitted": 0, "resumed": 1, "fallbacks": 2, "expired": 1}},
+     "judge: 1 call(s) batched in 0 new batch(es) and 1 resumed, 2 sent on-line after their batch item failed "
+     "(1 expired)"),
+])
+def test_the_summary_text(stats: dict[str, dict[str, int]], text: str) -> None:
+    from toolsight.calls.batching import BatchStats
+
+    assert describe_batches({k: BatchStats(**v) for k, v in stats.items()}) == text
