@@ -23,19 +23,22 @@ Printed per adapter (openai, anthropic, google): wall time and calls/s at 0 ms m
 ms per model call, wall time at 50 ms latency against the ideal (waves x rounds x latency), peak
 RSS, the same for 10,000 single-call tasks; then memory flatness (1,000 vs 10,000 tasks) and
 start-up (`toolsight --help`; `toolsight run` until the server sees the first request).
+`--cli-rss` adds the peak RSS of the crop workload run as a user runs it, through `toolsight run`
+(its imports, progress display and report included); `--only-cli-rss` measures only that.
 
 Targets (issue 19): calls/s >= 0.8 x the sdk floor at 0 ms; >= 0.7 of ideal at 50 ms; <= 1.5 ms
 CPU per call; peak RSS <= 100 MB for 500 tasks; 10,000 tasks within 1.2x the RSS of 1,000;
 `--help` < 0.3 s; first request < 0.6 s.
 
 Usage: python bench/engine.py [--wires openai,anthropic,google] [--tasks 500] [--rounds 5]
-       [--concurrency 32] [--single 10000] [--repeat 3] [--quick] [--profile DIR]
+       [--concurrency 32] [--single 10000] [--repeat 3] [--quick] [--profile DIR] [--cli-rss | --only-cli-rss]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import json
 import math
@@ -150,7 +153,7 @@ def child_toolsight(a: argparse.Namespace) -> dict[str, Any]:
         # for the moments another process had the core
         prof = cProfile.Profile(time.thread_time)
         prof.enable()
-    c0, _ = _usage()
+    c0, rss0 = _usage()
     t0 = time.perf_counter()
     s = execute_run(opts, show_report=False)
     wall = time.perf_counter() - t0
@@ -158,10 +161,48 @@ def child_toolsight(a: argparse.Namespace) -> dict[str, Any]:
     if prof is not None:
         prof.disable()
         prof.dump_stats(a.profile)
-    assert s.done == s.total and not s.errors and s.scored == s.total and s.passed == s.total, s.line()
+    assert s.done == s.total and not s.ran.errors and s.ran.scored == s.total and s.ran.passed == s.total, s.line()
     sdk = any(m in sys.modules for m in ("openai", "anthropic", "google.genai"))
     shutil.rmtree(out, ignore_errors=True)
-    return {"wall": wall, "cpu": c1 - c0, "calls": s.stats.calls, "rss": rss, "tasks": s.total, "sdk": sdk}
+    return {"wall": wall, "cpu": c1 - c0, "calls": s.stats.calls, "rss": rss, "tasks": s.total, "sdk": sdk,
+            "rss_start": rss0}
+
+
+def child_cli(a: argparse.Namespace) -> dict[str, Any]:
+    """The crop workload as a user runs it: `toolsight run DATA --setting crop --retries 0 --no-cache
+    --concurrency 32` through the command line (its imports, progress display and report included);
+    the peak RSS of the whole process, start to end."""
+    import toolsight.cli
+
+    out = Path(tempfile.mkdtemp(prefix="toolsight-bench-cli-"))
+    sys.argv = ["toolsight", "run", a.data, "--model", f"{a.wire}/m", "--base-url", base_url(a.wire, a.url),
+                "--setting", "crop", "--retries", "0", "--no-cache", "--concurrency", str(a.concurrency),
+                "--out", str(out / "run")]
+    t0 = time.perf_counter()
+    code: Any = 0
+    with contextlib.redirect_stdout(sys.stderr):  # the run's own output; the result is the last stdout line
+        try:
+            toolsight.cli.main()
+        except SystemExit as exc:
+            code = exc.code
+    wall = time.perf_counter() - t0
+    cpu, rss = _usage()
+    shutil.rmtree(out, ignore_errors=True)
+    if code not in (0, None):
+        raise SystemExit(f"toolsight run exited with {code}")
+    sdk = any(m in sys.modules for m in ("openai", "anthropic", "google.genai"))
+    pixels = sorted(m for m in ("numpy", "cv2", "PIL") if m in sys.modules)
+    return {"wall": wall, "cpu": cpu, "rss": rss, "sdk": sdk, "pixels": pixels}
+
+
+def cli_rss(wire: str, a: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
+    """`--repeat` runs of the crop workload through `toolsight run` (`child_cli`), route kept."""
+    from toolsight.models.scripted import ScriptedServer
+
+    with ScriptedServer(script(a.rounds, 0), subprocess=True) as srv:
+        run_child("toolsight", wire, srv.base_url, tmp / f"check-{wire}", 1, tmp / "cache")  # learns the route
+        return [run_child("cli", wire, srv.base_url, tmp / "data", a.concurrency, tmp / "cache")
+                for _ in range(a.repeat)]
 
 
 def run_child(side: str, wire: str, url: str, data: Path, conc: int, cache: Path, profile: str | None = None,
@@ -169,7 +210,8 @@ def run_child(side: str, wire: str, url: str, data: Path, conc: int, cache: Path
     """One measured run in its own process. `side`: "toolsight" or a floor's name. `cache` is the
     toolsight cache folder the child uses (its route store)."""
     transport, encoder = FLOORS.get(side, ("httpx2", "sdk"))
-    cmd = [sys.executable, str(HERE), "--child", "toolsight" if side == "toolsight" else "bare", "--wire", wire,
+    child = side if side in ("toolsight", "cli") else "bare"
+    cmd = [sys.executable, str(HERE), "--child", child, "--wire", wire,
            "--url", url, "--data", str(data), "--concurrency", str(conc), "--transport", transport,
            "--encoder", encoder]
     if profile:
@@ -362,7 +404,10 @@ def main() -> None:
     ap.add_argument("--profile", help="write cProfile stats of toolsight's 0 ms runs into this folder")
     ap.add_argument("--no-startup", action="store_true")
     # child mode
-    ap.add_argument("--child", choices=["bare", "toolsight"], help=argparse.SUPPRESS)
+    ap.add_argument("--cli-rss", action="store_true",
+                    help="also the peak RSS of the crop workload run through `toolsight run` (the command line)")
+    ap.add_argument("--only-cli-rss", action="store_true", help="only that (no floors, no start-up)")
+    ap.add_argument("--child", choices=["bare", "toolsight", "cli"], help=argparse.SUPPRESS)
     ap.add_argument("--wire", default="openai", help=argparse.SUPPRESS)
     ap.add_argument("--url", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
@@ -370,7 +415,7 @@ def main() -> None:
     ap.add_argument("--encoder", default="sdk", choices=["sdk", "orjson"], help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        out = child_bare(a) if a.child == "bare" else child_toolsight(a)
+        out = {"bare": child_bare, "toolsight": child_toolsight, "cli": child_cli}[a.child](a)
         print(json.dumps(out))
         return
     if a.quick:
@@ -386,6 +431,18 @@ def main() -> None:
         make_dataset(tmp / "data", a.tasks)
         make_dataset(tmp / "single", a.single)
         for wire in a.wires.split(","):
+            if a.cli_rss or a.only_cli_rss:
+                make_dataset(tmp / f"check-{wire}", 1)
+                runs = cli_rss(wire, a, tmp)
+                peak = max(r["rss"] for r in runs)
+                per_run = ", ".join(f"{r['rss']:.1f}" for r in runs)
+                pixels = ", ".join(runs[0]["pixels"]) or "none"
+                print(f"\n{wire}: `toolsight run` of {a.tasks} tasks x ({a.rounds} crop calls + answer), concurrency "
+                      f"{a.concurrency}: peak RSS {peak:.1f} MB (highest of {len(runs)}; per run {per_run}; "
+                      f"pixel libraries imported: {pixels}; SDK imported: {any(r['sdk'] for r in runs)})")
+                summary.append(_line(f"{wire}: peak RSS MB, `toolsight run`, {a.tasks} tasks", peak, peak <= 100, "<= 100"))
+                if a.only_cli_rss:
+                    continue
             check = check_same_requests(wire, tmp, a.rounds, [tmp / "data", tmp / "single"])
             res = measure_wire(wire, a, tmp)
             summary += print_table(wire, res, a, check)
@@ -402,7 +459,7 @@ def main() -> None:
                 print(f"\nmemory ({wire}): peak RSS {r_small['rss']:.0f} MB for {a.rss_small:,} single-call tasks, "
                       f"{big:.0f} MB for {a.single:,}")
                 summary.append(_line(f"memory: RSS {a.single:,} / {a.rss_small:,} tasks", flat, flat <= 1.2, "<= 1.2"))
-        if not a.no_startup:
+        if not a.no_startup and not a.only_cli_rss:
             h = startup_help()
             print(f"\nstart-up: `toolsight --help` {h:.2f} s")
             summary.append(_line("start-up: toolsight --help, s", h, h < 0.3, "< 0.3"))

@@ -80,7 +80,7 @@ def adaptive(tmp: Path, tasks: int, capacity: int, start: int, repeat: int) -> N
         base = best[0][0]
         for i, (label, _kw) in enumerate(cases):
             secs, s = best[i]
-            ok = s.done == tasks and not s.errors
+            ok = s.done == tasks and not s.ran.errors
             print(f"   {label:34s} {secs:6.2f} s  ratio {secs / base:4.2f}  429s/task {s.stats.retries / tasks:5.2f}"
                   f"{'' if ok else '  (tasks failed: ' + s.line() + ')'}")
 

@@ -15,6 +15,10 @@ before any pixel is decoded, `check` reads the header and refuses, with one clea
 `check_file` does it for a file, reading at most its header. A PNG's size comes straight from its
 IHDR chunk (the common case, paid for every image a task registers). This module sits at the bottom
 of the layers (it imports nothing of toolsight), so datasets, the web layer and the tools share it.
+
+Pillow, numpy and OpenCV are imported when an image must really be decoded (`pil()`, `decode_array`),
+not with this module: a run whose images are PNGs and whose tools need no pixels imports none of them
+(~0.1 s and ~2.5 MB for Pillow, ~30 MB for numpy and OpenCV).
 """
 
 from __future__ import annotations
@@ -23,14 +27,15 @@ import io
 import os
 import struct
 import warnings
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
-
-from PIL import Image
 
 if TYPE_CHECKING:
     import numpy as np
+    from PIL import Image
 
 #: the largest image (pixels) the harness decodes; a caller may ask for less (the code tools use 40 Mpx)
 MAX_PIXELS = 64_000_000
@@ -39,6 +44,25 @@ MAX_BYTES = 64 << 20
 #: the formats the harness decodes (Pillow's names); nothing that runs an external program
 FORMATS = ("PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF", "MPO")
 _PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def pil() -> ModuleType:
+    """`PIL.Image`, imported on first use, with Pillow's own decompression-bomb limit set to
+    `MAX_PIXELS` (what toolsight opens through Pillow directly is bounded as the guard bounds it)."""
+    from PIL import Image as pil_image
+
+    if pil_image.MAX_IMAGE_PIXELS != MAX_PIXELS:
+        pil_image.MAX_IMAGE_PIXELS = MAX_PIXELS
+    return pil_image
+
+
+def guard_pil_if_loaded() -> None:
+    """Set Pillow's limit (`pil()`) if something has imported Pillow already (a benchmark's module):
+    its own `Image.open` calls then have the same bound; nothing is imported otherwise."""
+    import sys
+
+    if "PIL.Image" in sys.modules:
+        pil()
 
 
 class ImageRejected(ValueError):
@@ -76,17 +100,44 @@ def _png_header(data: bytes) -> ImageInfo | None:
 
 
 def _pil_header(fp: Any, what: str) -> ImageInfo:
+    pil_image = pil()
     try:
         with warnings.catch_warnings():
             # the header is checked below; Pillow's own bomb check must not decide first, nor warn
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(fp, formats=FORMATS) as im:
+            warnings.simplefilter("ignore", pil_image.DecompressionBombWarning)
+            with pil_image.open(fp, formats=FORMATS) as im:
                 return ImageInfo(str(im.format or ""), int(im.size[0]), int(im.size[1]), str(im.mode))
-    except Image.DecompressionBombError as exc:
+    except pil_image.DecompressionBombError as exc:
         raise ImageRejected(f"{what} is over the pixel limit ({exc}); it was not decoded") from None
     except Exception as exc:  # Pillow raises many types for bytes it cannot identify
         raise ImageRejected(f"{what} is not a readable image in an accepted format "
                             f"({', '.join(FORMATS)}): {type(exc).__name__}") from None
+
+
+def png_intact(data: bytes) -> bool:
+    """Whether `data` is a plain PNG (8-bit grey, RGB or RGBA) whose chunks, from the signature to
+    IEND, are all complete, named in ASCII letters and have the right CRC — what Pillow's `verify`
+    checks of such a PNG, done without Pillow. False for anything else (Pillow then decides and
+    says why)."""
+    n = len(data)
+    if n < 8 + 25 or data[:8] != _PNG or data[12:16] != b"IHDR" or struct.unpack_from(">I", data, 8)[0] != 13:
+        return False
+    depth, colour, compression, filtering, interlace = data[24:29]
+    if depth != 8 or colour not in (0, 2, 6) or compression or filtering or interlace > 1:
+        return False
+    view = memoryview(data)
+    pos, pixels = 8, False
+    while pos + 12 <= n:
+        (length,) = struct.unpack_from(">I", data, pos)
+        end = pos + 12 + length
+        kind = data[pos + 4:pos + 8]
+        if end > n or not kind.isalpha() or zlib.crc32(view[pos + 4:end - 4]) != struct.unpack_from(">I", data, end - 4)[0]:
+            return False
+        if kind == b"IEND":
+            return pixels
+        pixels = pixels or kind == b"IDAT"
+        pos = end
+    return False
 
 
 def check_size(size: tuple[int, int], *, max_pixels: int = MAX_PIXELS, what: str = "the image") -> None:
@@ -126,10 +177,11 @@ def open_image(data: bytes, *, max_pixels: int = MAX_PIXELS, max_bytes: int = MA
     """A decoded Pillow image (loaded; the caller owns it), after `check`. `draft` (mode, size) lets a
     JPEG decode at a reduced scale."""
     check(data, max_pixels=max_pixels, max_bytes=max_bytes, what=what)
+    pil_image = pil()
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            im = Image.open(io.BytesIO(data), formats=FORMATS)
+            warnings.simplefilter("ignore", pil_image.DecompressionBombWarning)
+            im: Image.Image = pil_image.open(io.BytesIO(data), formats=FORMATS)
             if draft is not None:
                 im.draft(*draft)
             im.load()
@@ -157,11 +209,16 @@ def read_capped(path: Path | str, max_bytes: int = MAX_BYTES, what: str | None =
     """A file's bytes, refused (ImageRejected) when it is over `max_bytes`, without reading more."""
     name = what or f"image {os.fspath(path)}"
     with open(path, "rb") as fh:
-        data = fh.read(max_bytes + 1)
+        # read the file's size, not `max_bytes + 1`: Python allocates the buffer of a read(n) up
+        # front, so every small image would cost a 64 MB allocation (and its page faults)
+        size = os.fstat(fh.fileno()).st_size
+        data = fh.read(min(size, max_bytes) + 1) if size else b""
+        if size == 0 or len(data) > size:  # not a regular file, or one that grew since: the rest, capped
+            data += fh.read(max_bytes + 1 - len(data))
     if len(data) > max_bytes:
         raise ImageRejected(f"{name} is over the {max_bytes:,}-byte limit")
     return data
 
 
 __all__ = ["FORMATS", "MAX_BYTES", "MAX_PIXELS", "ImageInfo", "ImageRejected", "check", "check_file",
-           "decode_array", "open_image", "read_capped"]
+           "decode_array", "guard_pil_if_loaded", "open_image", "pil", "read_capped"]

@@ -45,3 +45,18 @@ def test_retry_after_forms() -> None:
     assert retry_after_seconds({}) is None
     when = email.utils.formatdate(time.time() + 30, usegmt=True)
     assert retry_after_seconds({"retry-after": when}) == pytest.approx(30, abs=2)
+
+
+def test_tool_call_arguments_for_the_anthropic_and_gemini_wires_read_the_same_every_time() -> None:
+    """`object_arguments` keeps what it decoded (every request re-sends the history): each string
+    still gets its own object, a malformed or non-object one stays wrapped, and one past the kept
+    length is decoded as before."""
+    from toolsight.models import _common
+    from toolsight.models._common import object_arguments
+
+    long_text = "x" * (_common._ARGS_CACHE_CHARS + 10)
+    cases = {'{"bbox": [0, 0, 1, 1]}': {"bbox": [0, 0, 1, 1]}, '{"bbox": [0, 0, 1, 2]}': {"bbox": [0, 0, 1, 2]},
+             "{": {"_raw": "{"}, "[1, 2]": {"_raw": "[1, 2]"}, "  ": {},
+             '{"t": "' + long_text + '"}': {"t": long_text}}
+    for _ in range(2):  # the second round is served from what the first kept
+        assert {raw: object_arguments(raw) for raw in cases} == cases

@@ -108,3 +108,59 @@ def test_the_artifact_store_checks_bytes_before_it_writes_them(tmp_path: Path) -
     with pytest.raises(imaging.ImageRejected):
         store.add_bytes((tmp_path / "bomb.png").read_bytes(), ".png")
     assert [p.name for p in store.workspace.iterdir()] == []
+
+
+def _pil_verifies(data: bytes) -> bool:
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            im.verify()
+    except Exception:
+        return False
+    return True
+
+
+def test_png_intact_says_yes_only_where_pillows_verify_does() -> None:
+    """`png_intact` decides a dataset's plain PNGs without Pillow: it may pass a PNG to Pillow
+    (False) but must never accept one Pillow's verify refuses."""
+    plain = _png(5, 4)
+    damaged = bytearray(plain)
+    damaged[45] ^= 0x01  # a byte inside IDAT: its CRC no longer matches
+    no_pixels = plain[:33] + plain[-12:]  # signature, IHDR, IEND: no IDAT
+    cases = {
+        "plain RGB": plain, "RGBA": _png(3, 3, "RGBA"), "grey": _png(3, 3, "L"), "trailing bytes": plain + b"xx",
+        "IDAT damaged": bytes(damaged), "truncated": plain[:-6], "no IDAT": no_pixels, "palette": _png(3, 3, "P"),
+        "not a PNG": b"GIF89a" + plain[6:],
+    }
+    decided = {name: imaging.png_intact(data) for name, data in cases.items()}
+    assert decided == {"plain RGB": True, "RGBA": True, "grey": True, "trailing bytes": True, "IDAT damaged": False,
+                       "truncated": False, "no IDAT": False, "palette": False, "not a PNG": False}
+    for name, data in cases.items():
+        if decided[name]:
+            assert _pil_verifies(data), name
+    assert not _pil_verifies(bytes(damaged))
+
+
+def test_a_damaged_png_in_a_dataset_is_still_a_problem(tmp_path: Path) -> None:
+    """A PNG `png_intact` refuses goes to Pillow, which names what is wrong, as before."""
+    from toolsight.tasks.dataset import write_dataset
+    from toolsight.tasks.schema import ImageRef, Task, Turn
+
+    damaged = bytearray(_png(5, 4))
+    damaged[45] ^= 0x01
+    (tmp_path / "bad.png").write_bytes(bytes(damaged))
+    (tmp_path / "good.png").write_bytes(_png(5, 4))
+    write_dataset(tmp_path, [Task(id="a", turns=[Turn(prompt="p", images=[ImageRef(path="good.png")])]),
+                             Task(id="b", turns=[Turn(prompt="p", images=[ImageRef(path="bad.png")])])])
+    problems = validate_dataset(tmp_path)
+    assert len(problems) == 1 and "bad.png" in str(problems[0]) and "not a readable image" in str(problems[0])
+
+
+def test_read_capped_reads_a_file_whole_and_refuses_one_over_the_cap(tmp_path: Path) -> None:
+    data = _png(20, 20)
+    (tmp_path / "a.png").write_bytes(data)
+    assert imaging.read_capped(tmp_path / "a.png") == data
+    assert imaging.read_capped(tmp_path / "a.png", max_bytes=len(data)) == data
+    with pytest.raises(imaging.ImageRejected, match=f"over the {len(data) - 1:,}-byte limit"):
+        imaging.read_capped(tmp_path / "a.png", max_bytes=len(data) - 1)
+    (tmp_path / "empty.png").write_bytes(b"")
+    assert imaging.read_capped(tmp_path / "empty.png") == b""

@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from PIL import Image
-
+from toolsight import imaging
 from toolsight.models.base import ImagePart, Message, TextPart
 
 
@@ -17,7 +16,8 @@ def fit_pixels(path: Path, max_pixels: int | None, cache_dir: Path, size: tuple[
         return path
     if size is not None and size[0] * size[1] <= max_pixels:
         return path
-    with Image.open(path) as im:
+    pil_image = imaging.pil()  # only for an image over the cap: most runs never import Pillow
+    with pil_image.open(path) as im:
         w, h = im.size
         if w * h <= max_pixels:
             return path
@@ -26,7 +26,7 @@ def fit_pixels(path: Path, max_pixels: int | None, cache_dir: Path, size: tuple[
         out = cache_dir / f"{path.stem}.max{max_pixels}.png"
         if not out.exists():
             cache_dir.mkdir(parents=True, exist_ok=True)
-            im.convert("RGB").resize(size, Image.Resampling.LANCZOS).save(out)
+            im.convert("RGB").resize(size, pil_image.Resampling.LANCZOS).save(out)
     return out
 
 

@@ -19,13 +19,15 @@ import struct
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-
-from PIL import Image
+from typing import TYPE_CHECKING
 
 from toolsight import imaging
 from toolsight.errors import ToolsightError
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Artifact, Toolbox
+
+if TYPE_CHECKING:  # Pillow is imported for an input that is not a plain PNG (`imaging.pil()`)
+    from PIL import Image
 
 #: what every provider takes: PNG or JPEG, 8 bits per channel, one frame
 ACCEPTED_FORMATS = frozenset({"PNG", "JPEG"})
@@ -105,7 +107,7 @@ def plain_png_size(data: bytes) -> tuple[int, int] | None:
     if len(data) < 33 or data[:8] != _PNG_SIGNATURE or data[12:16] != b"IHDR":
         return None
     width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
-    if depth != 8 or colour not in _PLAIN_COLOUR_TYPES or not 0 < width * height <= Image.MAX_IMAGE_PIXELS:
+    if depth != 8 or colour not in _PLAIN_COLOUR_TYPES or not 0 < width * height <= imaging.MAX_PIXELS:
         return None
     pos = 8
     while pos + 12 <= len(data):
@@ -161,7 +163,7 @@ def _check_pixels(task: Task, rel: str, size: tuple[int, int]) -> None:
 @contextlib.contextmanager
 def _open(task: Task, rel: str, data: bytes) -> Iterator[Image.Image]:
     try:
-        im = Image.open(io.BytesIO(data))
+        im = imaging.pil().open(io.BytesIO(data))
     except Exception as exc:  # Pillow raises many types for malformed files; all mean "unreadable"
         raise InputImageError(f"task {task.id}: input image {rel} cannot be read ({type(exc).__name__}: {exc})") from None
     try:
@@ -195,7 +197,8 @@ def to_8bit(im: Image.Image) -> Image.Image:
 
         arr = np.asarray(im, dtype=np.float64)
         top = 65535.0 if (mode.startswith("I;16") or arr.max(initial=0) > 255) else 255.0
-        return Image.fromarray(np.clip(arr * (255.0 / top), 0, 255).round().astype(np.uint8), "L")
+        grey: Image.Image = imaging.pil().fromarray(np.clip(arr * (255.0 / top), 0, 255).round().astype(np.uint8), "L")
+        return grey
     if mode == "1":
         return im.convert("L")
     transparent = mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in im.info

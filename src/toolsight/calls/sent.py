@@ -42,6 +42,21 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
+def _key(value: Any) -> Any:
+    """What tells distinct values apart: a text itself, a list of names as a tuple (both hashable,
+    so no JSON encoding and hashing per request), anything else by the digest of its JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return ("#", _digest(value))
+
+
+#: tool specs seen by `note`, by identity: (the spec, its key, its dump) — a setting builds its
+#: specs once, so each request's tools cost a dict look-up, not a dump and a digest each
+_SPEC_MEMO_MAX = 1024
+
+
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + f"… [{len(text) - MAX_TEXT} more characters]"
 
@@ -80,11 +95,13 @@ class SentLog:
     def __init__(self) -> None:
         self.requests = 0
         self.values: dict[str, list[Any]] = {k: [] for k in LISTS}
-        self.seen: dict[str, set[str]] = {k: set() for k in LISTS}
+        self.seen: dict[str, set[Any]] = {k: set() for k in LISTS}
         self.dropped: dict[str, int] = dict.fromkeys(LISTS, 0)
+        self._specs: dict[int, tuple[ToolSpec, Any, dict[str, Any]]] = {}
 
-    def _add(self, kind: str, value: Any) -> None:
-        key = _digest(value)
+    def _add(self, kind: str, value: Any, key: Any = None) -> None:
+        if key is None:
+            key = _key(value)
         if key in self.seen[kind]:
             return
         self.seen[kind].add(key)
@@ -105,7 +122,15 @@ class SentLog:
         """One request an agent passes to `generate`: its messages and tool specs."""
         self.requests += 1
         for t in tools:
-            self._add("tools", t.model_dump(mode="json"))
+            memo = self._specs.get(id(t))
+            if memo is None or memo[0] is not t:
+                dump = t.model_dump(mode="json")
+                memo = (t, _key(dump), dump)
+                if len(self._specs) >= _SPEC_MEMO_MAX:
+                    self._specs.clear()
+                self._specs[id(t)] = memo
+            if memo[1] not in self.seen["tools"]:
+                self._add("tools", memo[2], memo[1])
         self._add("tool_sets", [t.name for t in tools])
         self._texts((m.text for m in messages if m.role == "system"),
                     (m.text for m in messages if m.role == "user"), prompts)

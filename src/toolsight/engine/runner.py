@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from toolsight import imaging
 from toolsight.agents.registry import agent_toolsets
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark, BenchmarkError, LoadedTasks
@@ -248,6 +249,9 @@ class Runner:
 
     # ---- the run ------------------------------------------------------------------------------
     async def run(self) -> RunSummary:
+        # a benchmark's or tool's module that imported Pillow itself gets toolsight's pixel limit; a
+        # run that never needs Pillow does not import it (toolsight.imaging.pil)
+        imaging.guard_pil_if_loaded()
         self.task_hashes.update(await asyncio.to_thread(task_hashes, self.loaded.tasks, self.loaded.root,
                                                           self.loaded.remote_images))
         identity = self.opts.identity(self.bench.name, self.setting_name, dataset_hash(self.task_hashes))

@@ -124,14 +124,16 @@ class RunSummary:
         from toolsight.log.files import dict_key, iter_record_dicts
 
         wanted = set(keys)
+        # the counts of each unit's latest record, not the record: a run of 10,000 tasks would
+        # otherwise hold every record it wrote (~10 KB each) at its end, its peak memory
         latest: dict[str, dict[str, Any]] = {}
         for d in iter_record_dicts(self.run_dir):
             key = dict_key(d)
             if key in wanted:
-                latest[key] = d
+                latest[key] = dict_counts(d)
         tally = Tally()
-        for d in latest.values():
-            tally.add(dict_counts(d))
+        for c in latest.values():
+            tally.add(c)
         self.whole = tally
 
     def _tally(self) -> Tally:

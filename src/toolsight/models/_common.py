@@ -108,7 +108,28 @@ def connection_error(spec: str, detail: str) -> ModelError:
 
 def object_arguments(raw: str) -> dict[str, Any]:
     """Tool-call arguments as the JSON object the Anthropic and Gemini wires need; malformed or
-    non-object arguments are wrapped as {"_raw": ...}, not dropped, so they survive the round trip."""
+    non-object arguments are wrapped as {"_raw": ...}, not dropped, so they survive the round trip.
+
+    Every request re-sends the whole history, so a task of n tool calls decodes n(n+1)/2 argument
+    strings; short ones (nearly all) are decoded once and kept (`_ARGS_CACHE`). The object is shared
+    between requests: the wire builders put it into a body and never change it."""
+    if len(raw) > _ARGS_CACHE_CHARS:
+        return _object_arguments(raw)
+    val = _ARGS_CACHE.get(raw)
+    if val is None:
+        if len(_ARGS_CACHE) >= _ARGS_CACHE_SIZE:
+            _ARGS_CACHE.clear()  # one step, safe from any thread; refilled by the tasks in flight
+        val = _ARGS_CACHE[raw] = _object_arguments(raw)
+    return val
+
+
+#: decoded arguments by their raw string: at most this many, of at most this many characters each
+_ARGS_CACHE_SIZE = 2048
+_ARGS_CACHE_CHARS = 2048
+_ARGS_CACHE: dict[str, dict[str, Any]] = {}
+
+
+def _object_arguments(raw: str) -> dict[str, Any]:
     try:
         val = load_arguments(raw) if raw.strip() else {}
     except ArgumentsError:

@@ -5,14 +5,23 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Any
 
 from toolsight.metrics.compute import RunMetrics
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+def _pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend, imported when a plot is drawn: ~25 MB and ~0.5 s that
+    a report without plots (the markdown report `toolsight run` prints) does not pay."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
+
+    return matplotlib.pyplot
 
 PLOTS = ("accuracy_vs_proactivity.png", "tool_share.png", "chain_lengths.png")
 
@@ -23,6 +32,7 @@ def _label(m: RunMetrics) -> str:
 
 def accuracy_vs_proactivity(metrics: Sequence[RunMetrics], path: Path) -> Path:
     """One point per run: x = tool-call rate (TCR), y = score, with 95% CI error bars."""
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4.5), dpi=100)
     for m in metrics:
         x, y = m.tool_use.proactivity.value, m.overall.score.value
@@ -55,6 +65,8 @@ def tool_share_figure(metrics: Sequence[RunMetrics], top: int = 12) -> Figure:
     drawn = [m for m in metrics if m.tool_use.calls]
     idle = [m for m in metrics if not m.tool_use.calls]
     k = max(1, len(drawn))
+    plt = _pyplot()
+    fig: Figure
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(names) * k ** 0.5 + 1.5), dpi=100)
     h = 0.8 / k
     for i, m in enumerate(drawn):
@@ -79,12 +91,13 @@ def tool_share_bars(metrics: Sequence[RunMetrics], path: Path, top: int = 12) ->
     """Grouped horizontal bars: share of calls per tool, one bar colour per run."""
     fig = tool_share_figure(metrics, top)
     fig.savefig(path)
-    plt.close(fig)
+    _pyplot().close(fig)
     return path
 
 
 def chain_length_distribution(metrics: Sequence[RunMetrics], path: Path) -> Path:
     """Share of tasks per effective chain length, per run, against the reference chain lengths."""
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
     maxlen = 1
     for m in metrics:

@@ -7,6 +7,7 @@ bombs, unreadable, or symlinks out of the folder are problems reported as
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -18,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, UnidentifiedImageError
 from pydantic import ValidationError
 
 from toolsight import imaging
@@ -135,17 +135,31 @@ def _check_image(root: Path, rel: str) -> str | None:
         return f"{rel} is a symlink to {real}, outside the dataset folder; copy the image into the folder"
     if not real.is_file():
         return f"image file not found: {p} is not a regular file"
-    try:  # the header through the guarded decoder (pixel, byte and format caps), then Pillow's verify
-        try:
-            info = imaging.check_file(real, max_pixels=1 << 62, max_bytes=imaging.MAX_BYTES)
-        except imaging.ImageRejected as exc:
-            if "not a readable image" in str(exc):
-                raise UnidentifiedImageError(str(exc)) from None
-            return f"image cannot be used: {p}: {exc}"
-        w, h = info.size
-        if w * h > MAX_IMAGE_PIXELS:
-            return (f"image is over the {MAX_IMAGE_PIXELS // 10**6} Mpx limit (a decompression bomb?): {p} "
-                    f"is {w}x{h} ({w * h / 1e6:.0f} Mpx); downscale it")
+    try:  # the header through the guarded decoder (pixel, byte and format caps)
+        info = imaging.check_file(real, max_pixels=1 << 62, max_bytes=imaging.MAX_BYTES)
+    except imaging.ImageRejected as exc:
+        if "not a readable image" in str(exc):
+            return f"not a readable image: {p} (not an image format Pillow can read)"
+        return f"image cannot be used: {p}: {exc}"
+    except Exception as exc:  # a malformed file may fail in any decoder; it is a problem in the data
+        return f"not a readable image: {p} ({type(exc).__name__}: {exc})"
+    w, h = info.size
+    if w * h > MAX_IMAGE_PIXELS:
+        return (f"image is over the {MAX_IMAGE_PIXELS // 10**6} Mpx limit (a decompression bomb?): {p} "
+                f"is {w}x{h} ({w * h / 1e6:.0f} Mpx); downscale it")
+    if info.format == "PNG":
+        with contextlib.suppress(OSError):
+            if imaging.png_intact(real.read_bytes()):
+                return None  # what Pillow's verify checks, checked without Pillow (the common case)
+    return _pil_verify(p, real)
+
+
+def _pil_verify(p: Path, real: Path) -> str | None:
+    """Pillow's verify of the image (its chunks' checksums, its structure); why it fails, or None."""
+    from PIL import UnidentifiedImageError  # here: a run whose images are plain PNGs needs no Pillow
+
+    Image = imaging.pil()  # the module, named as `from PIL import Image` names it
+    try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(real, formats=imaging.FORMATS) as im:

@@ -14,8 +14,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from PIL import Image
-
 from toolsight import imaging
 from toolsight.log.artifact import Artifact
 from toolsight.tools.result import ToolError
@@ -28,7 +26,8 @@ def image_size(data: bytes) -> tuple[int, int]:
     pixel, byte and format caps; a PNG's size straight from its IHDR chunk). Raises ImageRejected."""
     return imaging.check(data).size
 
-Image.MAX_IMAGE_PIXELS = 64_000_000  # decompression-bomb guard for everything toolsight opens
+# Pillow's decompression-bomb limit for everything toolsight opens is set by `imaging.pil()`, which
+# imports Pillow when an image must be decoded (the common PNG needs no Pillow here)
 
 
 class ArtifactStore:
