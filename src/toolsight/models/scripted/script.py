@@ -117,6 +117,10 @@ class Script(BaseModel):
     #: servers do, and the server the golden-wire recordings used), or only when `requested` with
     #: `stream_options.include_usage` (as OpenAI does)
     stream_usage: Literal["always", "requested"] = "always"
+    #: simulate each provider's prompt cache (models/scripted/prompt_cache.py): replies report cached input
+    #: tokens as the provider would (OpenAI and Gemini automatically, Anthropic at `cache_control`
+    #: breakpoints). Input token totals are the same either way
+    prompt_cache: bool = True
 
     @model_validator(mode="after")
     def _check(self) -> Script:
