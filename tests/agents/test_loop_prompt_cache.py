@@ -41,12 +41,12 @@ def _script() -> Script:
     return Script(steps=[*crops, Step(text="<answer>42</answer>")])
 
 
-def _run(tmp_path: Path, provider: str, loop: str = "toolsight") -> tuple[list[dict[str, Any]], Trajectory]:
+def _run(tmp_path: Path, provider: str, loop: str = "toolsight", **caps: Any) -> tuple[list[dict[str, Any]], Trajectory]:
     write_png(tmp_path / "ds" / "img.png", 80, 60)
     task = Task.model_validate({"id": "t1", "turns": [{"prompt": "How many squares?", "images": [{"path": "img.png"}]}]})
     box = Toolbox([crop], ArtifactStore(tmp_path / "ws"), task.id)
     inputs = register_inputs(task, tmp_path / "ds", box)
-    settings = AgentSettings(tools=["crop"], system_prompt=SYSTEM, loop=loop)  # type: ignore[arg-type]
+    settings = AgentSettings(tools=["crop"], system_prompt=SYSTEM, loop=loop, **caps)  # type: ignore[arg-type]
     with ScriptedServer(_script()) as srv:
         url = srv.openai_base_url if provider == "openai" else srv.base_url
         model = get_model(f"{provider}/test-model", base_url=url, api_key="test-key")
@@ -119,6 +119,15 @@ def test_anthropic_breakpoints_are_on_the_system_prompt_and_the_last_two_user_me
             prev_last = len(bodies[n - 1]["messages"]) - 1
             assert ("message", prev_last) in marks
     assert traj.usage.cache_write_tokens > 0
+
+
+def test_a_request_without_tools_only_reads_the_cache(tmp_path: Path) -> None:
+    bodies, _ = _run(tmp_path, "anthropic", max_rounds=ROUNDS, no_tools_on_last_round=True)
+    last = bodies[-1]
+    assert "tools" not in last  # the last round offers no tools: no round will read what it could write
+    users = [i for i, m in enumerate(last["messages"]) if m["role"] == "user"]
+    assert _marks(last) == [("system", 0), ("message", users[-2])]
+    assert _marks(bodies[-2])[-1] == ("message", len(bodies[-2]["messages"]) - 1)
 
 
 def test_official_loops_send_no_cache_marks(tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ def test_anthropic_caches_only_at_breakpoints() -> None:
 
 
 def test_anthropic_writes_then_reads_the_prefix_at_its_breakpoints() -> None:
-    (a, b), _ = _run("anthropic", LONG, GenerateConfig(timeout=10, prompt_cache=True))
+    (a, b), _ = _run("anthropic", LONG, GenerateConfig(timeout=10, prompt_cache="write"))
     # first request: the whole prompt is written (its last block carries the last breakpoint)
     assert (a.usage.cache_read_tokens, a.usage.cache_write_tokens) == (0, a.usage.input_tokens)
     # second: the first request's prompt is read; what it added is written
@@ -75,10 +75,24 @@ def test_anthropic_writes_then_reads_the_prefix_at_its_breakpoints() -> None:
     assert b.usage.cache_write_tokens == b.usage.input_tokens - a.usage.input_tokens > 0
 
 
+def test_anthropic_read_marks_read_the_prefix_and_write_nothing_new() -> None:
+    srv = ScriptedServer(Script(steps=[Step(text="ok")]))
+    first, second = _conversations(LONG)
+    with srv:
+        model = make_model("anthropic", srv)
+        a, = calls(model, [first], GenerateConfig(timeout=10, prompt_cache="write"))
+        model = make_model("anthropic", srv)
+        b, = calls(model, [second], GenerateConfig(timeout=10, prompt_cache="read"))
+        marks = [m for m in srv.requests[1].body["messages"] if "cache_control" in json.dumps(m)]
+    assert len(marks) == 1 and marks[0]["content"][0]["text"] == "What is in the picture?"
+    assert b.usage.cache_read_tokens == a.usage.input_tokens
+    assert b.usage.cache_write_tokens == 0  # the rest is billed as plain input: no round follows to read it
+
+
 def test_anthropic_input_tokens_on_the_wire_are_the_uncached_rest() -> None:
     srv = ScriptedServer(Script(steps=[Step(text="ok")]))
     with srv:
-        calls(make_model("anthropic", srv), _conversations(LONG), GenerateConfig(timeout=10, prompt_cache=True))
+        calls(make_model("anthropic", srv), _conversations(LONG), GenerateConfig(timeout=10, prompt_cache="write"))
         body = srv.requests[1].body
         req = urllib.request.Request(srv.base_url + "/v1/messages", data=json.dumps(body).encode(),
                                      headers={"content-type": "application/json"})
@@ -90,7 +104,7 @@ def test_anthropic_input_tokens_on_the_wire_are_the_uncached_rest() -> None:
 
 
 def test_anthropic_short_prefixes_are_not_cached() -> None:
-    (a, b), _ = _run("anthropic", SHORT, GenerateConfig(timeout=10, prompt_cache=True))
+    (a, b), _ = _run("anthropic", SHORT, GenerateConfig(timeout=10, prompt_cache="write"))
     assert (a.usage.cache_write_tokens, b.usage.cache_read_tokens, b.usage.cache_write_tokens) == (0, 0, 0)
 
 
@@ -111,7 +125,7 @@ def test_responses_api_reports_cached_input_tokens() -> None:
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "google"])
 def test_the_cache_can_be_switched_off_and_totals_do_not_change(provider: str) -> None:
-    config = GenerateConfig(timeout=10, prompt_cache=True)
+    config = GenerateConfig(timeout=10, prompt_cache="write")
     (_, on), _ = _run(provider, LONG, config)
     (_, off), _ = _run(provider, LONG, config, Script(steps=[Step(text="ok")], prompt_cache=False))
     assert on.usage.cache_read_tokens > 0

@@ -8,7 +8,8 @@ with retries, the connection limit and the response cache.
 In the toolsight loop (`settings.loop == "toolsight"`) a request never rewrites the messages the
 previous one sent — it only appends — so providers' prompt caches serve each round's prefix: the
 image budget is decided once per image (`images.ImageBudget`), downscaled copies are made once per
-image, and requests ask for prompt caching (`GenerateConfig.prompt_cache`: Anthropic breakpoints).
+image, and requests ask for prompt caching (`GenerateConfig.prompt_cache`: Anthropic breakpoints; `write`
+when the request offers tools, so another round may read it, else only `read`).
 Official loops subclassing `Agent` keep the sliding image window and send no cache marks.
 """
 
@@ -93,8 +94,11 @@ class Agent:
             settings.text_protocol if settings.text_protocol is not None else not model.native_tools
         )
         self.toolsight_loop = settings.loop == "toolsight" and settings.generate.wire is None
-        self.config = (settings.generate.model_copy(update={"prompt_cache": True}) if self.toolsight_loop
-                       else settings.generate)
+        if self.toolsight_loop:  # a request that offers tools may be followed by a round that reads it
+            self.config = settings.generate.model_copy(update={"prompt_cache": "write"})
+            self.last_config = settings.generate.model_copy(update={"prompt_cache": "read"})
+        else:
+            self.config = self.last_config = settings.generate
 
     def _image_part(self, art: Artifact, toolbox: Toolbox) -> ImagePart:
         path = toolbox.store.path(art)
@@ -144,7 +148,8 @@ class Agent:
             prepared = budget.apply(msgs)
         else:
             prepared = apply_image_budget(msgs, self.settings.max_images_in_context)
-        out = await self.generate(prepared, [] if self.text_protocol else specs, self.config)
+        config = self.config if specs else self.last_config
+        out = await self.generate(prepared, [] if self.text_protocol else specs, config)
         traj.model_calls += 1
         traj.usage = traj.usage + out.usage
         if out.cached:

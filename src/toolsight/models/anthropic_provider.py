@@ -7,9 +7,10 @@ requires. Thinking blocks (with their signatures) are kept in `Message.provider_
 back, which extended thinking with tool use requires.
 
 With `GenerateConfig.prompt_cache` (the toolsight loop sets it) the request carries `cache_control`
-breakpoints (`cache_breakpoints`): on the system prompt, on the last user message (this round's
-prefix is written to the cache) and on the user message before the last assistant reply (the
-previous round's prefix, read from the cache) — three of the four Anthropic allows.
+breakpoints (`cache_breakpoints`): on the system prompt, on the user message before the last
+assistant reply (the previous round's prefix, read from the cache) and, with `write`, on the last
+user message (this round's prefix, written for the next round) — at most three of the four Anthropic
+allows. A request no round will follow (`read`) writes nothing new: a cache write costs 1.25× input.
 """
 
 from __future__ import annotations
@@ -95,16 +96,17 @@ EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4
 
 
-def cache_breakpoints(system: str | None, wire: list[dict[str, Any]]) -> tuple[list[dict[str, Any]] | None,
-                                                                                list[dict[str, Any]]]:
+def cache_breakpoints(system: str | None, wire: list[dict[str, Any]], write: bool = True
+                      ) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
     """(system blocks, messages) with `cache_control` breakpoints, new copies of the blocks marked:
-    the system prompt's block, and the last content block of the last user message and of the user
-    message before it. In a tool loop request i+1 repeats request i and adds an assistant reply and a
-    user message, so the breakpoint that wrote request i's prefix is the one request i+1 reads."""
+    the system prompt's block, the last content block of the user message before the last one and,
+    with `write`, of the last one. In a tool loop request i+1 repeats request i and adds an assistant
+    reply and a user message, so the breakpoint that wrote request i's prefix is the one request i+1
+    reads."""
     sys_blocks = [{"type": "text", "text": system, "cache_control": EPHEMERAL}] if system else None
     users = [i for i, m in enumerate(wire) if m["role"] == "user" and m["content"]]
     out = list(wire)
-    for i in users[-2:]:
+    for i in users[-2:] if write else users[-2:-1]:
         content = list(out[i]["content"])
         content[-1] = {**content[-1], "cache_control": EPHEMERAL}
         out[i] = {**out[i], "content": content}
@@ -160,8 +162,8 @@ class AnthropicModel(Model):
         args: dict[str, Any] = {"model": self.model_id, "messages": wire, "max_tokens": max_tokens}
         if system:
             args["system"] = system
-        if config.prompt_cache and config.wire is None:
-            blocks, args["messages"] = cache_breakpoints(system, wire)
+        if config.prompt_cache != "off" and config.wire is None:
+            blocks, args["messages"] = cache_breakpoints(system, wire, write=config.prompt_cache == "write")
             if blocks:
                 args["system"] = blocks
         if tools:
