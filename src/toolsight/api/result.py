@@ -14,7 +14,7 @@ from toolsight.engine.summary import RunSummary
 from toolsight.errors import ToolsightError
 from toolsight.log.files import latest_records
 from toolsight.log.record import Record
-from toolsight.metrics.cost import PriceTable, cost_of, load_prices
+from toolsight.metrics.cost import PriceTable, builtin_table, cost_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -119,7 +119,7 @@ class EvalResult:
         from toolsight.metrics.compute import compute_run_metrics
 
         return compute_run_metrics(self.run_dir, vocabularies=vocabularies(read_manifest(self.run_dir).benchmark),
-                                   prices=load_prices())
+                                   prices=builtin_table())
 
     @functools.cached_property
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -138,7 +138,7 @@ class EvalResult:
     def samples(self) -> pd.DataFrame:
         """One row per record: task id, epoch, score value, passed, answer, error, tool calls,
         tokens, cost (at toolsight's price table), seconds, and one column per task tag."""
-        prices = load_prices()
+        prices = builtin_table()
         frame: pd.DataFrame = _pandas().DataFrame([sample_row(r, prices) for r in self.records])
         return frame
 
