@@ -38,7 +38,8 @@ from toolsight.scoring.base import Score
 MODEL = "anthropic/agent-1"
 JUDGE = "openai/judge-1"
 TABLE = {
-    "agent-1": Price(input=2.0, cached_input=0.5, cache_write=2.5, output=8.0, batch_discount=0.5),
+    # batch_discount 0.4, not 0.5: a discount applied as the multiplier would give the same number at 0.5
+    "agent-1": Price(input=2.0, cached_input=0.5, cache_write=2.5, output=8.0, batch_discount=0.4),
     "openai/judge-1": Price(input=1.0, output=4.0),  # no cache prices: cache tokens cost what input costs
 }
 
@@ -57,14 +58,14 @@ def test_a_call_costs_its_uncached_cached_written_and_output_tokens() -> None:
 
 def test_a_batch_call_gets_the_batch_discount_and_a_replayed_call_costs_nothing() -> None:
     batch = CallTokens(MODEL, 10_000, 500, 6_000, 1_000, batch=True)
-    assert call_cost(TABLE["agent-1"], batch) == pytest.approx(7_750 / 1e6)
+    assert call_cost(TABLE["agent-1"], batch) == pytest.approx(15_500 * 0.6 / 1e6)
     replayed = CallTokens(MODEL, 10_000, 500, replayed=True)
     assert call_cost(TABLE["agent-1"], replayed) == 0.0
     c = cost_of([CALL, batch, replayed], TABLE)
-    assert c.cost_usd == pytest.approx((15_500 + 7_750) / 1e6)
+    assert c.cost_usd == pytest.approx((15_500 + 9_300) / 1e6)
     assert c.list_cost_usd == pytest.approx(2 * 24_000 / 1e6)
     assert c.cache_saving_usd == pytest.approx(2 * (24_000 - 15_500) / 1e6)
-    assert c.batch_saving_usd == pytest.approx(7_750 / 1e6)
+    assert c.batch_saving_usd == pytest.approx((15_500 - 9_300) / 1e6)
     assert (c.calls, c.priced_calls, c.batch_calls, c.replayed_calls) == (3, 3, 1, 1)
 
 
@@ -178,9 +179,9 @@ def priced_run(tmp_path: Path) -> Path:
 # t1 agent: call 0: 2,000 written × 2.5 + 100 × 8 = 5,000 + 800 = 5,800
 #           call 1: 2,000 read × 0.5 + 1,000 written × 2.5 + 100 × 8 = 1,000 + 2,500 + 800 = 4,300
 #    judge: 2 × (1,000 × 1 + 10 × 4) = 2,080                                    t1 = 12,180
-# t2 agent: call 0 (batch): (4,000 × 2 + 200 × 8) × 0.5 = 4,800; call 1 replayed: 0
-#    judge: (500 × 1 + 20 × 4), no batch discount in the judge's table = 580    t2 = 5,380
-T1, T2 = 12_180 / 1e6, 5_380 / 1e6
+# t2 agent: call 0 (batch): (4,000 × 2 + 200 × 8) × (1 − 0.4) = 5,760; call 1 replayed: 0
+#    judge: (500 × 1 + 20 × 4), no batch discount in the judge's table = 580    t2 = 6,340
+T1, T2 = 12_180 / 1e6, 6_340 / 1e6
 # list cost: t1 agent (5,000 × 2 + 200 × 8) = 11,600, judge 2,080; t2 agent 9,600 (replayed: 0), judge 580
 LIST = (11_600 + 2_080 + 9_600 + 580) / 1e6
 
@@ -191,9 +192,9 @@ def test_run_cost_is_the_sum_of_its_tasks_model_and_judge_calls(priced_run: Path
     assert u.cost_per_task_usd == pytest.approx((T1 + T2) / 2)
     assert u.judge_cost_usd == pytest.approx((2_080 + 580) / 1e6)
     assert u.list_cost_usd == pytest.approx(LIST)
-    # cache: t1's calls on-line without cache 11,600 − with it 10,100 = 1,500; batch: t2 call 0 9,600 − 4,800
+    # cache: t1's calls on-line without cache 11,600 − with it 10,100 = 1,500; batch: t2 call 0 9,600 − 5,760
     assert u.cache_saving_usd == pytest.approx(1_500 / 1e6)
-    assert u.batch_saving_usd == pytest.approx(4_800 / 1e6)
+    assert u.batch_saving_usd == pytest.approx(3_840 / 1e6)
     assert u.saving_usd == pytest.approx(LIST - (T1 + T2))
     assert (u.batch_calls, u.replayed_calls, u.unpriced_models) == (2, 1, [])
     assert (u.cache_read_tokens, u.cache_write_tokens) == (2_000, 3_000)
@@ -213,7 +214,7 @@ def test_each_task_shows_its_own_cost(priced_run: Path) -> None:
 def test_a_model_without_a_price_is_named_not_priced(priced_run: Path) -> None:
     u = compute_run_metrics(priced_run, prices={"agent-1": TABLE["agent-1"]}).usage
     assert u.unpriced_models == [JUDGE]
-    assert u.cost_usd == pytest.approx((5_800 + 4_300 + 4_800) / 1e6)
+    assert u.cost_usd == pytest.approx((5_800 + 4_300 + 5_760) / 1e6)
     assert compute_run_metrics(priced_run).usage.cost_usd is None
 
 
@@ -222,7 +223,7 @@ def test_toolsight_report_shows_cost_and_saving(priced_run: Path, tmp_path: Path
     f.write_text(json.dumps({name: p.model_dump(exclude_none=True) for name, p in TABLE.items()}))
     r = ts("report", str(priced_run), "--prices", str(f))
     assert r.returncode == 0, r.stderr
-    row = next(line for line in r.stdout.splitlines() if line.startswith("| " + MODEL) and "0.0176" in line)
+    row = next(line for line in r.stdout.splitlines() if line.startswith("| " + MODEL) and "0.0185" in line)
     assert f"{T1 + T2:.4f}" in row and f"{(T1 + T2) / 2:.5f}" in row and f"{LIST:.4f}" in row
 
 
