@@ -81,8 +81,8 @@ def run_side(wire: str, data: Path, rounds: int, cache: bool, conc: int, setting
     from toolsight.api.engine import run_sync
     from toolsight.engine.options import RunOptions
     from toolsight.log.files import latest_records
+    from toolsight.metrics.billing import model_tokens
     from toolsight.metrics.cost import builtin_table, cost_of, list_cost, price_for
-    from toolsight.metrics.views import model_tokens
     from toolsight.models.base import GenerateConfig
     from toolsight.models.scripted import Rule, Script, ScriptedServer
 

@@ -59,7 +59,7 @@ def sample_row(r: Record, prices: PriceTable | None = None) -> dict[str, Any]:
     """One record as a row: task id, epoch, score value, passed, answer, error, tool calls, tokens,
     cost (USD, its model and judge calls at `prices`; None without a price), seconds, and a `tag:KEY`
     column per task tag (the breakdowns)."""
-    from toolsight.metrics.views import billed  # lazy: the metrics views import the tool vocabularies
+    from toolsight.metrics.billing import billed
 
     cost = cost_of(billed(r), prices) if prices else None
     s = r.score

@@ -226,13 +226,13 @@ def _clip(text: str, limit: int = 160) -> str:
 
 
 def _billed(rec: Record) -> list[Any]:
-    from toolsight.metrics.views import billed
+    from toolsight.metrics.billing import billed
 
     return billed(rec)
 
 
 def _billed_dict(d: dict[str, Any]) -> list[Any]:
-    from toolsight.metrics.views import billed_dict
+    from toolsight.metrics.billing import billed_dict
 
     return billed_dict(d)
 
