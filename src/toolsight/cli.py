@@ -432,7 +432,8 @@ def report_cmd(
     scores: Annotated[str | None, typer.Option(help="use scores-NAME.jsonl instead of the records' scores")] = None,
     metric: Annotated[str, typer.Option(help="headline number: score | pass_rate")] = "score",
     human_grades: Annotated[Path | None, typer.Option(help="JSONL of human rubric verdicts (judge agreement)")] = None,
-    prices: Annotated[Path | None, typer.Option(help="JSON price table for cost per task")] = None,
+    prices: Annotated[Path | None, typer.Option(
+        help="price table (JSON or TOML) merged over toolsight's built-in one, model by model (docs/cost.md)")] = None,
 ) -> None:
     """Print the papers' tables for one or more runs."""
     if fmt not in ("md", "html", "json", "csv"):
@@ -454,10 +455,9 @@ def report_cmd(
     kwargs: dict[str, Any] = {"by": by or [], "fmt": fmt, "base_setting": base, "out_dir": out_dir,
                               "scores": scores, "metric": metric, "human_grades": human_grades}
     try:
-        if prices is not None:
-            from toolsight.metrics.cost import load_prices
+        from toolsight.metrics.cost import load_prices
 
-            kwargs["prices"] = load_prices(prices)
+        kwargs["prices"] = load_prices(prices)
         text = build_report(run_dirs, **kwargs)
     except ToolsightError as exc:  # e.g. a --by key no task has: bad input, exit 2
         raise _fail(str(exc), exc.exit_code) from None
@@ -481,7 +481,8 @@ def view(
     serve: Annotated[bool, typer.Option(help="serve on 127.0.0.1 and rebuild live while records arrive")] = False,
     port: Annotated[int, typer.Option(min=0, max=65535, help="port for --serve (0 = any free port)")] = 8780,
     scores: Annotated[str | None, typer.Option(help="show scores-NAME.jsonl instead of the records' scores")] = None,
-    prices: Annotated[Path | None, typer.Option(help="JSON price table: cost in the summary")] = None,
+    prices: Annotated[Path | None, typer.Option(
+        help="price table (JSON or TOML) merged over toolsight's built-in one, model by model (docs/cost.md)")] = None,
 ) -> None:
     """Build the HTML trace viewer for a run.
 
@@ -506,11 +507,9 @@ def view(
     from toolsight.report.viewer_serve import ViewerError
 
     def build() -> Path:
-        price_table = None
-        if prices is not None:
-            from toolsight.metrics.cost import load_prices
+        from toolsight.metrics.cost import load_prices
 
-            price_table = load_prices(prices)
+        price_table = load_prices(prices)
         if len(run_dirs) > 1:
             from toolsight.report.viewer_compare import build_compare
 

@@ -1,4 +1,11 @@
-"""Image handling for the loop: the per-image pixel cap and the in-context image budget."""
+"""Image handling for the loop: the per-image pixel cap and the in-context image budget.
+
+`apply_image_budget` keeps the newest images of every request (a sliding window: once over the
+budget, each new image rewrites an older message). `ImageBudget` is the toolsight loop's: it decides
+once per image — an image dropped stays dropped, and when the budget is exceeded it drops the oldest
+images down to half the budget at once — so a request repeats the previous one's messages unchanged
+for several rounds and providers' prompt caches can serve them.
+"""
 
 from __future__ import annotations
 
@@ -45,10 +52,49 @@ def apply_image_budget(messages: list[Message], max_images: int | None) -> list[
             for p in m.content:
                 if isinstance(p, ImagePart) and drop > 0:
                     drop -= 1
-                    parts.append(TextPart(text=f"[image {p.artifact_id or Path(p.path).name} omitted: image budget]"))
+                    parts.append(_stub(p))
                 else:
                     parts.append(p)
             out.append(m.model_copy(update={"content": parts}))
         else:
             out.append(m)
     return out
+
+
+def _image_key(p: ImagePart) -> str:
+    return p.artifact_id or p.path
+
+
+def _stub(p: ImagePart) -> TextPart:
+    return TextPart(text=f"[image {p.artifact_id or Path(p.path).name} omitted: image budget]")
+
+
+class ImageBudget:
+    """At most `max_images` images per request, each image's fate decided once (see the module
+    docstring). One per turn: it remembers which images it has dropped."""
+
+    def __init__(self, max_images: int | None) -> None:
+        self.max_images = max_images
+        self.dropped: set[str] = set()
+
+    def apply(self, messages: list[Message]) -> list[Message]:
+        if self.max_images is None:
+            return messages
+        kept = [k for m in messages for p in m.content if isinstance(p, ImagePart)
+                if (k := _image_key(p)) not in self.dropped]
+        if len(kept) > self.max_images:
+            distinct = list(dict.fromkeys(kept))  # oldest first; an image shown twice counts once here
+            keep = max(1, self.max_images // 2)
+            while len(distinct) > 1 and sum(1 for k in kept if k not in self.dropped) > keep:
+                self.dropped.add(distinct.pop(0))
+        if not self.dropped:
+            return messages
+        out: list[Message] = []
+        for m in messages:
+            if any(isinstance(p, ImagePart) and _image_key(p) in self.dropped for p in m.content):
+                parts: list[TextPart | ImagePart] = [
+                    _stub(p) if isinstance(p, ImagePart) and _image_key(p) in self.dropped else p for p in m.content]
+                out.append(m.model_copy(update={"content": parts}))
+            else:
+                out.append(m)
+        return out

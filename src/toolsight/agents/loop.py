@@ -4,6 +4,13 @@ Images a tool produces go back to the model inside the tool message (where the p
 it) or as a placeholder in the tool message plus a following user message with the images. The
 path taken is recorded per call. Every model call goes through `Generate`, which the runner wraps
 with retries, the connection limit and the response cache.
+
+In the toolsight loop (`settings.loop == "toolsight"`) a request never rewrites the messages the
+previous one sent — it only appends — so providers' prompt caches serve each round's prefix: the
+image budget is decided once per image (`images.ImageBudget`), downscaled copies are made once per
+image, and requests ask for prompt caching (`GenerateConfig.prompt_cache`: Anthropic breakpoints; `write`
+when the request offers tools, so another round may read it, else only `read`).
+Official loops subclassing `Agent` keep the sliding image window and send no cache marks.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ import time
 from dataclasses import dataclass
 
 from toolsight.agents.answer import extract_answer
-from toolsight.agents.images import apply_image_budget, fit_pixels
+from toolsight.agents.images import ImageBudget, apply_image_budget, fit_pixels
 from toolsight.agents.settings import AgentSettings
 from toolsight.agents.textproto import describe_tools, parse_tool_calls
 from toolsight.log.toolspec import ToolSpec
@@ -37,6 +44,7 @@ class _TurnState:
 
     msgs: list[Message]
     seen: list[str]
+    budget: ImageBudget | None = None
     calls_used: int = 0
     nudges: int = 0
     rounds: int = 0
@@ -85,6 +93,12 @@ class Agent:
         self.text_protocol = (
             settings.text_protocol if settings.text_protocol is not None else not model.native_tools
         )
+        self.toolsight_loop = settings.loop == "toolsight" and settings.generate.wire is None
+        if self.toolsight_loop:  # a request that offers tools may be followed by a round that reads it
+            self.config = settings.generate.model_copy(update={"prompt_cache": "write"})
+            self.last_config = settings.generate.model_copy(update={"prompt_cache": "read"})
+        else:
+            self.config = self.last_config = settings.generate
 
     def _image_part(self, art: Artifact, toolbox: Toolbox) -> ImagePart:
         path = toolbox.store.path(art)
@@ -126,9 +140,16 @@ class Agent:
             traj.stop_reason = traj.turns[-1].stop_reason
         return traj
 
-    async def _call_model(self, msgs: list[Message], specs: list[ToolSpec], traj: Trajectory) -> ModelOutput:
-        prepared = apply_image_budget(msgs, self.settings.max_images_in_context)
-        out = await self.generate(prepared, [] if self.text_protocol else specs, self.settings.generate)
+    async def _call_model(self, msgs: list[Message], specs: list[ToolSpec], traj: Trajectory,
+                          budget: ImageBudget | None = None) -> ModelOutput:
+        """One model call; `budget` (the toolsight loop's, one per turn) decides which images are sent,
+        else the newest `max_images_in_context` are."""
+        if budget is not None:
+            prepared = budget.apply(msgs)
+        else:
+            prepared = apply_image_budget(msgs, self.settings.max_images_in_context)
+        config = self.config if specs else self.last_config
+        out = await self.generate(prepared, [] if self.text_protocol else specs, config)
         traj.model_calls += 1
         traj.usage = traj.usage + out.usage
         if out.cached:
@@ -164,7 +185,7 @@ class Agent:
             offer = specs if specs and not (s.no_tools_on_last_round and last_round) else []
             st.rounds += 1
             try:
-                out = await self._call_model([*history, *st.msgs], offer, traj)
+                out = await self._call_model([*history, *st.msgs], offer, traj, st.budget)
             except ModelError as exc:
                 traj.stop_reason = "model_error"
                 traj.messages.extend(st.msgs)
@@ -204,7 +225,8 @@ class Agent:
         user = Message.user(
             _render_prompt(s, turn, names), images=[self._image_part(a, toolbox) for a in images]
         )
-        return _TurnState(msgs=[user], seen=[a.id for a in images])
+        budget = ImageBudget(s.max_images_in_context) if self.toolsight_loop else None
+        return _TurnState(msgs=[user], seen=[a.id for a in images], budget=budget)
 
     def _cap_before_round(self, rounds: int, traj: Trajectory, t_start: float) -> StopReason | None:
         """The cap that stops the turn before another model round, if any."""

@@ -52,12 +52,16 @@ def runs_df(folder: str | Path | None = None, **filters: str) -> pd.DataFrame:
 
 
 def samples_df(folder: str | Path | None = None, **filters: str) -> pd.DataFrame:
-    """One row per task-epoch of every run under `folder` (each run's latest records)."""
+    """One row per task-epoch of every run under `folder` (each run's latest records), its cost at
+    toolsight's price table (`cost_usd`) included."""
+    from toolsight.metrics.cost import builtin_table
+
+    prices = builtin_table()
     rows: list[dict[str, Any]] = []
     for row in _rows(folder, filters):
         run = {"run": row.path, "benchmark": row.benchmark, "setting": row.setting, "model": row.model,
                "loop": row.loop}
-        rows.extend({**run, **sample_row(r)} for r in latest_records(Path(row.path)))
+        rows.extend({**run, **sample_row(r, prices)} for r in latest_records(Path(row.path)))
     frame: pd.DataFrame = _pandas().DataFrame(rows)
     return frame
 

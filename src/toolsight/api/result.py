@@ -14,6 +14,7 @@ from toolsight.engine.summary import RunSummary
 from toolsight.errors import ToolsightError
 from toolsight.log.files import latest_records
 from toolsight.log.record import Record
+from toolsight.metrics.cost import PriceTable, builtin_table, cost_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,9 +55,13 @@ def table_frame(t: Table) -> pd.DataFrame:
     return frame
 
 
-def sample_row(r: Record) -> dict[str, Any]:
+def sample_row(r: Record, prices: PriceTable | None = None) -> dict[str, Any]:
     """One record as a row: task id, epoch, score value, passed, answer, error, tool calls, tokens,
-    seconds, and a `tag:KEY` column per task tag (the breakdowns)."""
+    cost (USD, its model and judge calls at `prices`; None without a price), seconds, and a `tag:KEY`
+    column per task tag (the breakdowns)."""
+    from toolsight.metrics.billing import billed
+
+    cost = cost_of(billed(r), prices) if prices else None
     s = r.score
     usage = r.trajectory.usage
     scored = s is not None and s.error is None and r.error is None
@@ -66,6 +71,7 @@ def sample_row(r: Record) -> dict[str, Any]:
         "passed": s.passed if scored and s is not None else None,
         "answer": s.answer if s is not None else None, "error": r.error or (s.error if s else None),
         "tool_calls": len(r.trajectory.tool_calls), "tokens": usage.input_tokens + usage.output_tokens,
+        "cost_usd": round(cost.cost_usd, 6) if cost is not None and cost.priced_calls else None,
         "duration_s": r.duration_s, **{f"tag:{k}": v for k, v in r.tags.items()},
     }
 
@@ -112,7 +118,8 @@ class EvalResult:
         from toolsight.log.files import read_manifest
         from toolsight.metrics.compute import compute_run_metrics
 
-        return compute_run_metrics(self.run_dir, vocabularies=vocabularies(read_manifest(self.run_dir).benchmark))
+        return compute_run_metrics(self.run_dir, vocabularies=vocabularies(read_manifest(self.run_dir).benchmark),
+                                   prices=builtin_table())
 
     @functools.cached_property
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -130,8 +137,9 @@ class EvalResult:
     @functools.cached_property
     def samples(self) -> pd.DataFrame:
         """One row per record: task id, epoch, score value, passed, answer, error, tool calls,
-        tokens, seconds, and one column per task tag."""
-        frame: pd.DataFrame = _pandas().DataFrame([sample_row(r) for r in self.records])
+        tokens, cost (at toolsight's price table), seconds, and one column per task tag."""
+        prices = builtin_table()
+        frame: pd.DataFrame = _pandas().DataFrame([sample_row(r, prices) for r in self.records])
         return frame
 
     def report(self, fmt: str = "md", **kwargs: Any) -> str:

@@ -38,7 +38,9 @@ def request_key(model: str, messages: list[Message], tools: list[ToolSpec], conf
     if salt:  # only when given, so every existing key stays the same
         h.update(b"\x00salt:" + salt.encode())
     # a wire profile only when there is one, so every key made without one stays the same
-    h.update(config.model_dump_json(exclude={"timeout"} if config.wire is not None else {"timeout", "wire"}).encode())
+    # `prompt_cache` only marks the request for the provider's prompt cache: the same reply either way
+    skip = {"timeout", "prompt_cache"} if config.wire is not None else {"timeout", "wire", "prompt_cache"}
+    h.update(config.model_dump_json(exclude=skip).encode())
     for m in messages:
         h.update(m.role.encode())
         for p in m.content:

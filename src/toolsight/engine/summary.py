@@ -43,6 +43,12 @@ class Tally:
     passed: int = 0
     score_sum: float = 0.0
     tokens: int = 0
+    #: input tokens read from providers' prompt caches (part of `tokens`)
+    cache_read: int = 0
+    #: the cost of the records' priced calls at toolsight's price table (metrics/cost.py), and how many
+    #: records had one
+    cost: float = 0.0
+    priced: int = 0
     #: model calls whose reply reported no token usage (their tokens are unknown, not in `tokens`)
     no_usage: int = 0
     tool_calls: int = 0
@@ -52,6 +58,10 @@ class Tally:
         self.records += 1
         self.tool_calls += int(c.get("tool_calls", 0))
         self.tokens += int(c.get("tokens", 0))
+        self.cache_read += int(c.get("cache_read", 0))
+        if c.get("cost") is not None:
+            self.cost += float(c["cost"])
+            self.priced += 1
         self.no_usage += int(c.get("no_usage", 0))
         if c.get("error"):
             # lazy: the metrics module's models cost ~0.1 s of every start-up
@@ -163,7 +173,7 @@ class RunSummary:
         text = (
             f"{self.done} task(s) run, {self.skipped} already finished; {errs} run error(s) ({kinds}); "
             f"{t.score_errors} score error(s); accuracy {acc} over {t.scored} scored{whole}; "
-            f"{t.tool_calls} tool call(s); {t.tokens} tokens; {self.stats.retries} retries; "
+            f"{t.tool_calls} tool call(s); {t.tokens} tokens; {_cost_text(t)}{self.stats.retries} retries; "
             f"{self.stats.cache_hits} cache hits"
         )
         if t.no_usage:
@@ -201,9 +211,37 @@ class RunSummary:
         return text
 
 
+def _cost_text(t: Tally) -> str:
+    """The tokens read from prompt caches and the cost, when there is any (docs/cost.md)."""
+    text = f"{t.cache_read} input tokens read from prompt caches; " if t.cache_read else ""
+    if t.priced:
+        text += f"${t.cost:.4f} at toolsight's price table ({t.priced} task(s) priced); "
+    return text
+
+
+def _priced(calls: list[Any]) -> float | None:
+    """The cost of a record's calls at the built-in price table, None when none of them has a price."""
+    from toolsight.metrics.cost import builtin_table, cost_of  # lazy: start-up
+
+    c = cost_of(calls, builtin_table())
+    return c.cost_usd if c.priced_calls else None
+
+
 def _clip(text: str, limit: int = 160) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _billed(rec: Record) -> list[Any]:
+    from toolsight.metrics.billing import billed
+
+    return billed(rec)
+
+
+def _billed_dict(d: dict[str, Any]) -> list[Any]:
+    from toolsight.metrics.billing import billed_dict
+
+    return billed_dict(d)
 
 
 def record_counts(rec: Record) -> dict[str, Any]:
@@ -213,7 +251,8 @@ def record_counts(rec: Record) -> dict[str, Any]:
                            "tokens": t.usage.total_tokens,
                            "model_calls": t.model_calls, "retries": t.retries, "cache_hits": t.cache_hits,
                            "unscored": bool(rec.extra.get("unscored")), "score_pending": rec.score_pending,
-                           "no_usage": sum(c.usage_missing for c in t.model_call_log)}
+                           "no_usage": sum(c.usage_missing for c in t.model_call_log),
+                           "cache_read": t.usage.cache_read_tokens, "cost": _priced(_billed(rec))}
     if rec.score is not None:
         out.update(score=rec.score.value, passed=bool(rec.score.passed), score_error=rec.score.error)
     return out
@@ -228,7 +267,8 @@ def dict_counts(d: dict[str, Any]) -> dict[str, Any]:
                            "tool_calls": len(traj.get("tool_calls") or []),
                            "tokens": tokens, "unscored": bool((d.get("extra") or {}).get("unscored")),
                            "score_pending": d.get("score_pending"),
-                           "no_usage": sum(bool(c.get("usage_missing")) for c in traj.get("model_call_log") or [])}
+                           "no_usage": sum(bool(c.get("usage_missing")) for c in traj.get("model_call_log") or []),
+                           "cache_read": int(usage.get("cache_read_tokens") or 0), "cost": _priced(_billed_dict(d))}
     score = d.get("score")
     if isinstance(score, dict):
         out.update(score=score.get("value", 0.0), passed=bool(score.get("passed")), score_error=score.get("error"))

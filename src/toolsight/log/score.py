@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from toolsight.log.messages import Usage
+
 
 class JudgeCall(BaseModel):
     """One LLM call made while scoring, kept so a judgement can be audited and reproduced."""
@@ -17,6 +19,10 @@ class JudgeCall(BaseModel):
     temperature: float | None = None
     error: str | None = None
     cached: bool = False
+    #: the tokens the call used as the provider reported them (None: not recorded, e.g. an older run)
+    usage: Usage | None = None
+    #: sent through the provider's batch API
+    batch: bool = False
 
 
 class Score(BaseModel):

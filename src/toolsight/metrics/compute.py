@@ -18,7 +18,7 @@ from toolsight.log.files import read_manifest
 from toolsight.log.manifest import Manifest
 from toolsight.log.trajectory import LOOP_CRASH
 from toolsight.metrics.agreement import Agreement, AgreementCounter, HumanGrade, Key, load_human_grades
-from toolsight.metrics.cost import PriceTable, cost_usd, price_for
+from toolsight.metrics.cost import Costing, PriceTable, cost_of
 from toolsight.metrics.epochs import DEFAULT_REDUCER, EpochStats, Sample, epoch_stats, reduce_task
 from toolsight.metrics.stats import Estimate, bootstrap_multi, mean_or_none
 from toolsight.metrics.views import TaskView, iter_views
@@ -74,12 +74,25 @@ class ToolUseGroup(BaseModel):
 
 
 class UsageMetrics(BaseModel):
+    """Tokens of the tasks' model calls and, with a price table, the cost of every call (judge calls
+    included) and what the prompt cache and batch APIs saved (metrics/cost.py; docs/cost.md)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
+    cache_read_tokens: int = Field(default=0, description="input tokens read from the provider's prompt cache")
+    cache_write_tokens: int = Field(default=0, description="input tokens written to the provider's prompt cache")
     tokens_per_task: float | None = None
-    cost_usd: float | None = None
+    cost_usd: float | None = Field(default=None, description="what every priced call cost, judge calls included")
     cost_per_task_usd: float | None = None
+    judge_cost_usd: float | None = Field(default=None, description="the judge calls' share of cost_usd")
+    list_cost_usd: float | None = Field(default=None, description="the same tokens on-line without any cache")
+    cache_saving_usd: float | None = None
+    batch_saving_usd: float | None = None
+    saving_usd: float | None = Field(default=None, description="list cost − cost (cache and batch)")
+    batch_calls: int = 0
+    replayed_calls: int = Field(default=0, description="calls served by toolsight's response cache (cost 0)")
+    unpriced_models: list[str] = Field(default_factory=list, description="models whose calls have no price")
 
 
 class Distributions(BaseModel):
@@ -198,8 +211,9 @@ class _Acc:
         self.rounds: list[float] = []
         self.model_calls: list[float] = []
         self.stops: Counter[str] = Counter()
-        self.tok_in = self.tok_out = self.tok_reason = 0
-        self.cost = 0.0
+        self.tok_in = self.tok_out = self.tok_reason = self.tok_read = self.tok_write = 0
+        self.costing = Costing()
+        self.judge_cost = 0.0
         self.costed = 0
         self.meta: dict[str, str] = {}
         self.agree = AgreementCounter(human) if human is not None else None
@@ -219,10 +233,15 @@ class _Acc:
         self.tok_in += v.input_tokens
         self.tok_out += v.output_tokens
         self.tok_reason += v.reasoning_tokens
-        price = price_for(v.model, self.prices)
-        if price is not None:
-            self.cost += cost_usd(price, v.input_tokens, v.output_tokens)
-            self.costed += 1
+        self.tok_read += sum(t.cache_read for t in v.model_tokens)
+        self.tok_write += sum(t.cache_write for t in v.model_tokens)
+        if self.prices:
+            task = cost_of(v.billed, self.prices)
+            self.costing.add(task)
+            if v.score is not None:
+                self.judge_cost += cost_of(v.score.judge_tokens, self.prices).cost_usd
+            if task.priced_calls:
+                self.costed += 1
         if v.random_guess is not None:
             self.rand.append(v.random_guess)
             for b in self.by:
@@ -307,11 +326,21 @@ class _Acc:
             model_calls_per_task=mean_or_none(self.model_calls), stop_reasons=dict(self.stops.most_common()),
         )
         tokens = self.tok_in + self.tok_out
+        c = self.costing
+        priced = self.costed > 0
+
+        def usd(x: float) -> float | None:
+            return round(x, 6) if priced else None
+
         usage = UsageMetrics(
             input_tokens=self.tok_in, output_tokens=self.tok_out, reasoning_tokens=self.tok_reason,
+            cache_read_tokens=self.tok_read, cache_write_tokens=self.tok_write,
             tokens_per_task=tokens / self.n if self.n else None,
-            cost_usd=round(self.cost, 6) if self.costed else None,
-            cost_per_task_usd=self.cost / self.costed if self.costed else None,
+            cost_usd=usd(c.cost_usd), cost_per_task_usd=c.cost_usd / self.costed if priced else None,
+            judge_cost_usd=usd(self.judge_cost), list_cost_usd=usd(c.list_cost_usd),
+            cache_saving_usd=usd(c.cache_saving_usd), batch_saving_usd=usd(c.batch_saving_usd),
+            saving_usd=usd(c.saving_usd), batch_calls=c.batch_calls, replayed_calls=c.replayed_calls,
+            unpriced_models=c.unpriced_models,
         )
         groups = {
             b: {g: group_score(vals, seed, resamples) for g, vals in sorted(d.items())}

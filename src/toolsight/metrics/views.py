@@ -19,7 +19,9 @@ from typing import Any
 from toolsight.errors import ToolsightError
 from toolsight.log.files import RECORDS, dict_key, iter_latest_records
 from toolsight.log.record import Record
+from toolsight.metrics.billing import judge_tokens, model_tokens
 from toolsight.metrics.chain import task_chain
+from toolsight.metrics.cost import CallTokens
 from toolsight.scoring.base import Score
 from toolsight.tools.operations import Vocabulary, classify_call
 
@@ -71,6 +73,7 @@ class ScoreLite:
     error: str | None
     rubrics: list[RubricVerdict] = field(default_factory=list)
     error_category: str | None = None  # a judge's failure category (VisualToolBench App. B.6 analysis)
+    judge_tokens: list[CallTokens] = field(default_factory=list)  # the judge calls that recorded usage
 
 
 def _verdict(d: Mapping[str, Any]) -> bool | None:
@@ -122,7 +125,8 @@ def lite(score: Score | None) -> ScoreLite | None:
             rubrics.extend(_rubrics_of(t.details, i))
     cat = score.details.get("error_category")
     return ScoreLite(value=score.value, passed=score.passed, error=score.error, rubrics=rubrics,
-                     error_category=cat if isinstance(cat, str) else None)
+                     error_category=cat if isinstance(cat, str) else None,
+                     judge_tokens=judge_tokens(score))
 
 
 def load_full_scores(run_dir: Path, name: str) -> dict[str, Score | None]:
@@ -177,6 +181,8 @@ class TaskView:
     output_tokens: int
     reasoning_tokens: int
     stop_reason: str
+    #: the billed tokens of the task's model calls (metrics/cost.py prices them with its judge calls')
+    model_tokens: list[CallTokens] = field(default_factory=list)
     #: vocabulary name -> the labels of the calls' image operations (each call's labels once, calls in order)
     labels: dict[str, list[str]] = field(default_factory=dict)
     chain_lengths: list[int] = field(default_factory=list)  # per turn
@@ -187,6 +193,11 @@ class TaskView:
     @property
     def turn_type(self) -> str:
         return "multi" if self.n_turns > 1 else "single"
+
+    @property
+    def billed(self) -> list[CallTokens]:
+        """Every call the task paid for: its model calls, then its judge calls."""
+        return [*self.model_tokens, *(self.score.judge_tokens if self.score is not None else [])]
 
     @property
     def scorable(self) -> bool:
@@ -269,7 +280,7 @@ def view_of(rec: Record, score: ScoreLite | None, task: Any | None = None,
         ref_len=sum(refs) if refs is not None else None,
         rounds=sum(t.rounds for t in traj.turns), model_calls=traj.model_calls,
         input_tokens=u.input_tokens, output_tokens=u.output_tokens, reasoning_tokens=u.reasoning_tokens,
-        stop_reason=traj.stop_reason, chain_lengths=[len(t.calls) for t in chain.turns], ref_lengths=refs,
+        model_tokens=model_tokens(rec.model, traj), stop_reason=traj.stop_reason, chain_lengths=[len(t.calls) for t in chain.turns], ref_lengths=refs,
         random_guess=_float_or_none(rec.extra.get("random_guess")),
     )
 

@@ -5,6 +5,12 @@ blocks and tool results `tool_result` blocks, which may hold images (so `tool_im
 Consecutive tool/user messages are merged into one user turn, tool results first, as the API
 requires. Thinking blocks (with their signatures) are kept in `Message.provider_data` and sent
 back, which extended thinking with tool use requires.
+
+With `GenerateConfig.prompt_cache` (the toolsight loop sets it) the request carries `cache_control`
+breakpoints (`cache_breakpoints`): on the system prompt, on the user message before the last
+assistant reply (the previous round's prefix, read from the cache) and, with `write`, on the last
+user message (this round's prefix, written for the next round) — at most three of the four Anthropic
+allows. A request no round will follow (`read`) writes nothing new: a cache write costs 1.25× input.
 """
 
 from __future__ import annotations
@@ -87,6 +93,29 @@ def to_wire(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
     return ("\n\n".join(system) or None), wire
 
 
+#: what Anthropic's prompt cache is asked for: the default 5-minute cache
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+#: breakpoints Anthropic accepts in one request
+MAX_BREAKPOINTS = 4
+
+
+def cache_breakpoints(system: str | None, wire: list[dict[str, Any]], write: bool = True
+                      ) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
+    """(system blocks, messages) with `cache_control` breakpoints, new copies of the blocks marked:
+    the system prompt's block, the last content block of the user message before the last one and,
+    with `write`, of the last one. In a tool loop request i+1 repeats request i and adds an assistant
+    reply and a user message, so the breakpoint that wrote request i's prefix is the one request i+1
+    reads."""
+    sys_blocks = [{"type": "text", "text": system, "cache_control": EPHEMERAL}] if system else None
+    users = [i for i, m in enumerate(wire) if m["role"] == "user" and m["content"]]
+    out = list(wire)
+    for i in users[-2:] if write else users[-2:-1]:
+        content = list(out[i]["content"])
+        content[-1] = {**content[-1], "cache_control": EPHEMERAL}
+        out[i] = {**out[i], "content": content}
+    return sys_blocks, out
+
+
 def tools_to_wire(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
 
@@ -136,6 +165,10 @@ class AnthropicModel(Model):
         args: dict[str, Any] = {"model": self.model_id, "messages": wire, "max_tokens": max_tokens}
         if system:
             args["system"] = system
+        if config.prompt_cache != "off" and config.wire is None:
+            blocks, args["messages"] = cache_breakpoints(system, wire, write=config.prompt_cache == "write")
+            if blocks:
+                args["system"] = blocks
         if tools:
             args["tools"] = tools_to_wire(tools)
         if budget:

@@ -67,6 +67,12 @@ class GenerateConfig(BaseModel):
     extra_body: dict[str, Any] = Field(default_factory=dict)
     #: a reference driver's request shapes (official loops only; `toolsight.models.wire`)
     wire: WireProfile | None = None
+    #: mark the request for a provider's prompt cache (Anthropic `cache_control` breakpoints; OpenAI
+    #: and Gemini cache prefixes without being asked): `read` where earlier requests wrote (the system
+    #: prompt, the previous round's prefix), `write` also this request's whole prompt, for a next
+    #: round to read. Set by the toolsight loop, never by official loops; it does not change the
+    #: reply, so it is not part of the response-cache key
+    prompt_cache: Literal["off", "read", "write"] = "off"
 
     def is_deterministic(self) -> bool:
         return self.temperature == 0 or self.seed is not None

@@ -95,6 +95,9 @@ def report_tables(metrics: Sequence[RunMetrics], by: Sequence[str], base_setting
     agree = T.agreement_table(metrics)
     if agree is not None:
         out.append(agree)
+    cost = T.cost_table(metrics)
+    if cost is not None:
+        out.append(cost)
     errs = T.error_category_table(metrics)
     if errs is not None:
         out.append(errs)

@@ -327,6 +327,33 @@ def epochs_table(metrics: Sequence[RunMetrics]) -> Table | None:
     return t
 
 
+def cost_table(metrics: Sequence[RunMetrics]) -> Table | None:
+    """What each run cost and what the prompt cache and batch APIs saved (docs/cost.md), when priced."""
+    priced = [m for m in metrics if m.usage.cost_usd is not None]
+    if not priced:
+        return None
+
+    def usd(x: float | None, digits: int = 4) -> Cell:
+        return Cell(x, "–" if x is None else f"{x:.{digits}f}")
+
+    t = Table("Cost (USD)", ["Model", "Setting"], [
+        Column("Cost $", -1), Column("Cost/task $", -1), Column("Judge $"), Column("List cost $"),
+        Column("Cache saving $"), Column("Batch saving $"), Column("Saving %"), Column("Cached input %")],
+        note="Cost = uncached input × input + cache reads × cached input + cache writes × cache write + output × "
+             "output, × (1 − batch discount) for batch calls, judge calls included; list cost = the same tokens "
+             "on-line without cache; saving = list cost − cost. Prices: toolsight's table and --prices (docs/cost.md).")
+    for m in metrics:
+        u = m.usage
+        share = u.saving_usd / u.list_cost_usd if u.saving_usd is not None and u.list_cost_usd else None
+        cached = u.cache_read_tokens / u.input_tokens if u.input_tokens else None
+        t.rows.append((_keys(m), [usd(u.cost_usd), usd(u.cost_per_task_usd, 5), usd(u.judge_cost_usd),
+                                  usd(u.list_cost_usd), usd(u.cache_saving_usd), usd(u.batch_saving_usd),
+                                  Cell(share, pct(share)), Cell(cached, pct(cached))]))
+        if u.unpriced_models:
+            t.note += f" {m.label}: no price for {', '.join(u.unpriced_models)} (not in the cost)."
+    return t
+
+
 def error_category_table(metrics: Sequence[RunMetrics]) -> Table | None:
     """Failed tasks by error category, when a judge classified them (VisualToolBench Table 4)."""
     cats: list[str] = []

@@ -34,8 +34,8 @@ from toolsight.log.record import Record
 from toolsight.log.trajectory import ToolCallRecord
 from toolsight.metrics.chain import task_chain
 from toolsight.metrics.compute import RunMetrics, metrics_from_views
-from toolsight.metrics.cost import PriceTable
-from toolsight.metrics.views import ScoreLite, lite, load_scores, scores_path, view_of
+from toolsight.metrics.cost import PriceTable, cost_of
+from toolsight.metrics.views import ScoreLite, TaskView, lite, load_scores, scores_path, view_of
 from toolsight.models.base import ImagePart, Message, TextPart
 from toolsight.report.viewer_serve import (
     DEFAULT_PORT,
@@ -267,6 +267,14 @@ def _clip(text: str, n: int = 600) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def task_cost(v: TaskView, prices: PriceTable | None) -> float | None:
+    """What one task cost (its model and judge calls), None without a price for any of its calls."""
+    if not prices:
+        return None
+    c = cost_of(v.billed, prices)
+    return round(c.cost_usd, 6) if c.priced_calls else None
+
+
 def run_summary(m: RunMetrics, manifest: Mapping[str, Any]) -> dict[str, Any]:
     """The index's summary: accuracy / APR with CIs, counts, tokens, cost, and the configuration."""
     opts = manifest.get("options") or {}
@@ -286,6 +294,8 @@ def run_summary(m: RunMetrics, manifest: Mapping[str, Any]) -> dict[str, Any]:
         "n_errors": m.n_errors, "n_score_errors": m.n_score_errors, "n_unscored": m.n_unscored,
         "input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "tokens_per_task": u.tokens_per_task,
         "cost": u.cost_usd, "cost_per_task": u.cost_per_task_usd, "tcr": m.tool_use.proactivity.value,
+        "list_cost": u.list_cost_usd, "cache_saving": u.cache_saving_usd, "batch_saving": u.batch_saving_usd,
+        "judge_cost": u.judge_cost_usd, "unpriced": u.unpriced_models,
         "calls_per_task": m.tool_use.volume.value,
         "config": {k: v for k, v in config.items() if v not in (None, "", {})},
         "manifest": json.dumps(manifest, indent=2, ensure_ascii=False, default=str),
@@ -345,6 +355,7 @@ def build_viewer(
         else:
             pending = (name, ctx, None)
         row = task_row(rec, score, ctx, f"tasks/{name}")
+        row["cost"] = task_cost(views[-1], prices)
         for k, v in row["tags"].items():
             tag_values.setdefault(k, set()).add(v)
         rows.append(row)

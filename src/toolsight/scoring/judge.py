@@ -103,6 +103,8 @@ class JudgeRunner:
                 return record
         record.reply = out.text
         record.cached = out.cached
+        record.usage = out.usage
+        record.batch = out.batch
         return record
 
     async def attempts(self, prompt: str, stop: Callable[[str], bool],

@@ -481,7 +481,7 @@ async def llm_extract(model: Model, task: str, query: str, response: str, config
             call.error = f"{type(exc).__name__}: {exc}"
             calls.append(call)
             continue
-        call.reply, call.cached = out.text, out.cached
+        call.reply, call.cached, call.usage, call.batch = out.text, out.cached, out.usage, out.batch
         calls.append(call)
         return out.text, calls
     return None, calls

@@ -136,6 +136,10 @@ class Script(BaseModel):
     stream_usage: Literal["always", "requested"] = "always"
     #: the batch endpoints' behaviour (completion delay, failing items, expiry)
     batch: BatchScript = Field(default_factory=BatchScript)
+    #: simulate each provider's prompt cache (models/scripted/prompt_cache.py): replies report cached input
+    #: tokens as the provider would (OpenAI and Gemini automatically, Anthropic at `cache_control`
+    #: breakpoints). Input token totals are the same either way
+    prompt_cache: bool = True
 
     @model_validator(mode="after")
     def _check(self) -> Script:

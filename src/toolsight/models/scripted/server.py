@@ -5,7 +5,8 @@ body asks for `stream: true`), OpenAI `POST /v1/responses` (the Responses API, w
 `code_interpreter` runs as hosted `code_interpreter_call` items), Anthropic `POST /v1/messages`,
 Gemini `POST /v1beta/models/{model}:generateContent`, and the models listings (`GET /v1/models`,
 `GET /v1beta/models`) that health probes use, and the three providers' batch APIs (`scripted/batches.py`,
-items played on the routes above). Every reply reports usage; every request is recorded in
+items played on the routes above). Every reply reports usage, with the input tokens a provider's
+prompt cache would have served (`Script.prompt_cache`, prompt_cache.py); every request is recorded in
 `ScriptedServer.requests` so tests can check what an SDK really sent. A Chat Completions request's
 `stop` strings cut the scripted text as a real server would (`_apply_stop`).
 
@@ -38,6 +39,7 @@ from aiohttp import web
 
 from toolsight.models.base import ConfigurationError
 from toolsight.models.scripted.batches import BATCH_HEADER, Batches
+from toolsight.models.scripted.prompt_cache import CacheUse, PromptCache
 from toolsight.models.scripted.script import TASK_HEADER, Player, Script, Step, header_task, task_key
 from toolsight.models.scripted.tokens import request_tokens, text_tokens
 
@@ -108,7 +110,8 @@ def _usage(step: Step, body: dict[str, Any], wire: str, model: str) -> tuple[int
     return inp, out
 
 
-def _openai_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str]) -> dict[str, Any]:
+def _openai_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str],
+                  cache: CacheUse = CacheUse()) -> dict[str, Any]:
     msg: dict[str, Any] = {"role": "assistant", "content": None if step.fault == "empty" else step.text}
     if step.fault != "empty":
         if step.tool_calls:
@@ -122,11 +125,13 @@ def _openai_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str]
     return {
         "id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()), "model": model,
         "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
-        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
+        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage),
+                  "prompt_tokens_details": {"cached_tokens": cache.read}},
     }
 
 
-def _anthropic_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str]) -> dict[str, Any]:
+def _anthropic_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str],
+                     cache: CacheUse = CacheUse()) -> dict[str, Any]:
     blocks: list[dict[str, Any]] = []
     if step.fault != "empty":
         if step.reasoning:
@@ -145,11 +150,13 @@ def _anthropic_reply(step: Step, model: str, usage: tuple[int, int], ids: list[s
     return {
         "id": "msg_scripted", "type": "message", "role": "assistant", "model": model, "content": blocks,
         "stop_reason": finish, "stop_sequence": None,
-        "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+        "usage": {"input_tokens": usage[0] - cache.read - cache.write, "output_tokens": usage[1],
+                  "cache_creation_input_tokens": cache.write, "cache_read_input_tokens": cache.read},
     }
 
 
-def _google_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str]) -> dict[str, Any]:
+def _google_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str],
+                  cache: CacheUse = CacheUse()) -> dict[str, Any]:
     parts: list[dict[str, Any]] = []
     if step.fault != "empty":
         if step.reasoning:
@@ -171,13 +178,16 @@ def _google_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str]
                           "totalTokenCount": sum(usage) + thoughts}
     if thoughts:
         um["thoughtsTokenCount"] = thoughts
+    if cache.read:  # Gemini leaves the field out when nothing came from the cache
+        um["cachedContentTokenCount"] = cache.read
     return {
         "candidates": [{"content": content, "finishReason": step.finish_reason or "STOP", "index": 0}],
         "usageMetadata": um, "modelVersion": model,
     }
 
 
-def _responses_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str]) -> dict[str, Any]:
+def _responses_reply(step: Step, model: str, usage: tuple[int, int], ids: list[str],
+                     cache: CacheUse = CacheUse()) -> dict[str, Any]:
     output: list[dict[str, Any]] = []
     if step.fault != "empty":
         if step.reasoning:
@@ -198,7 +208,8 @@ def _responses_reply(step: Step, model: str, usage: tuple[int, int], ids: list[s
         "id": "resp_scripted", "object": "response", "created_at": int(time.time()), "status": "completed",
         "model": model, "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
         "usage": {"input_tokens": usage[0], "output_tokens": usage[1], "total_tokens": sum(usage),
-                  "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}},
+                  "input_tokens_details": {"cached_tokens": cache.read},
+                  "output_tokens_details": {"reasoning_tokens": 0}},
     }
 
 
@@ -405,6 +416,8 @@ class ScriptedServer:
         self.rejected = 0
         self._room: asyncio.Semaphore | None = None
         self.batches = Batches(self)  # the batch endpoints' state (scripted/batches.py)
+        #: the simulated prompt cache (`Script.prompt_cache`; prompt_cache.py)
+        self.prompt_cache = PromptCache() if script.prompt_cache else None
 
     @property
     def base_url(self) -> str:
@@ -517,7 +530,9 @@ class ScriptedServer:
         if wire == "openai":
             step = _apply_stop(step, body.get("stop"))
         ids = [c.id or self.player.new_call_id() for c in step.tool_calls]
-        reply = _WRITERS[wire](step, model, _usage(step, body, wire, model), ids)
+        usage = _usage(step, body, wire, model)
+        cache = self.prompt_cache.use(body, wire, model, usage[0]) if self.prompt_cache is not None else CacheUse()
+        reply = _WRITERS[wire](step, model, usage, ids, cache)
         if wire == "openai" and body.get("stream") is True:
             asked = bool((body.get("stream_options") or {}).get("include_usage"))
             if self.script.stream_usage == "requested" and not asked:

@@ -127,6 +127,8 @@ def _image_of(node: dict[str, Any], wire: str) -> tuple[str, str] | None:
     if wire == "openai" and node.get("type") == "image_url" and isinstance(node.get("image_url"), dict):
         url = node["image_url"].get("url")
         return (url, str(node["image_url"].get("detail") or "auto")) if isinstance(url, str) else None
+    if wire == "responses" and node.get("type") == "input_image" and isinstance(node.get("image_url"), str):
+        return node["image_url"], str(node.get("detail") or "auto")
     if wire == "anthropic" and node.get("type") == "image" and isinstance(node.get("source"), dict):
         data = node["source"].get("data")
         return (data, "") if isinstance(data, str) else None
@@ -139,22 +141,33 @@ def _image_of(node: dict[str, Any], wire: str) -> tuple[str, str] | None:
 
 _IMAGE_RULES = {
     "openai": lambda size, detail, model: openai_image_tokens(size[0], size[1], detail, model),
+    "responses": lambda size, detail, model: openai_image_tokens(size[0], size[1], detail, model),
     "anthropic": lambda size, detail, model: anthropic_image_tokens(size[0], size[1]),
     "google": lambda size, detail, model: gemini_image_tokens(size[0], size[1]),
 }
 
 
 def request_tokens(body: dict[str, Any], wire: str, model: str = "") -> int:
-    """Input tokens of a request body in a wire format ('openai', 'anthropic', 'google').
+    """Input tokens of a request body in a wire format ('openai', 'responses', 'anthropic', 'google').
 
     Counts the conversation, the system prompt and the tool declarations (as providers do), plus
-    4 tokens of framing per message.
+    4 tokens of framing per message (not per Responses API input item).
     """
     acc = [0]
-    for key in ("messages", "contents", "system", "systemInstruction", "system_instruction", "tools"):
+    for key in ("messages", "contents", "input", "system", "systemInstruction", "system_instruction", "instructions",
+                "tools"):
         value = body.get(key)
         if value is not None:
             _walk([value] if isinstance(value, str) else value, wire, model, acc)
     messages = body.get("messages") or body.get("contents") or []
     framing = 4 * len(messages) if isinstance(messages, list) else 0
     return max(1, acc[0] + framing)
+
+
+def node_tokens(node: Any, wire: str, model: str = "") -> int:
+    """Tokens of one piece of a request body (a message, a content block, a tool declaration, a
+    system prompt) by the same rules as `request_tokens`, which is the sum over its pieces plus
+    framing: the prompt-cache simulation (prompt_cache.py) counts prefixes with it."""
+    acc = [0]
+    _walk([node] if isinstance(node, str) else node, wire, model, acc)
+    return acc[0]
