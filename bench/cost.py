@@ -160,6 +160,7 @@ class Judging:
 
     calls: int
     batched: int
+    batches: int  # batches the judge's server received
     cost: float
     wall: float
 
@@ -183,12 +184,13 @@ def judge_run(run_dir: Path, judge: str, batch: bool, delay: float) -> Judging:
         t0 = time.perf_counter()
         r = subprocess.run(cli(*args), capture_output=True, text=True, timeout=600)
         wall = time.perf_counter() - t0
+        batches = len(srv.batches.batches)
     if r.returncode != 0:
         raise SystemExit(f"toolsight score failed (exit {r.returncode}):\n{r.stdout}{r.stderr}")
     rows = [json.loads(x) for x in (run_dir / f"scores-{name}.jsonl").read_text().splitlines() if x.strip()]
     calls = [t for row in rows for t in judge_tokens(Score.model_validate(row["score"]))]
     c = cost_of(calls, builtin_table())
-    return Judging(calls=len(calls), batched=c.batch_calls, cost=c.cost_usd, wall=wall)
+    return Judging(calls=len(calls), batched=c.batch_calls, batches=batches, cost=c.cost_usd, wall=wall)
 
 
 @dataclasses.dataclass
@@ -327,11 +329,11 @@ def main() -> int:
                                                                                            a.batch_delay)
             assert online.calls == batched.calls == a.tasks * a.rubrics and batched.batched == batched.calls, \
                 (online, batched)
-            print("| judge calls | $ on-line | $ `--judge-batch` | ratio (target ≤ 0.55×) | wall s on-line "
-                  "| wall s batch |")
-            print("|---|---|---|---|---|---|")
+            print("| judge calls | $ on-line | $ `--judge-batch` | ratio (target ≤ 0.55×) | batches "
+                  "| wall s on-line | wall s batch |")
+            print("|---|---|---|---|---|---|---|")
             print(f"| {online.calls} | {online.cost:.4f} | {batched.cost:.4f} | **{batched.cost / online.cost:.2f}×** "
-                  f"| {online.wall:.2f} | {batched.wall:.2f} |")
+                  f"| {batched.batches} | {online.wall:.2f} | {batched.wall:.2f} |")
             results["judging"] = {"on-line": dataclasses.asdict(online), "batch": dataclasses.asdict(batched)}
         single = make_dataset(tmp / "ptb", a.single, "Which tool fits the task? Answer A or B.")
         print(f"\n## PhysToolBench-shaped: {a.single} tasks × 1 call (image + question, no tools), on-line and "
