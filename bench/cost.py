@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import shutil
 import signal
 import statistics
@@ -61,6 +62,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 MODELS = {"anthropic": "anthropic/claude-sonnet-4-5", "openai": "openai/gpt-4.1", "google": "google/gemini-2.5-pro"}
 #: the providers' on-line model endpoints (a request there not sent on a batch's behalf went on-line)
 ONLINE_PATHS = ("/chat/completions", "/messages", ":generateContent")
+#: the run summary's count of batches an earlier invocation submitted and this one collected
+RESUMED = re.compile(r"batched in \d+ new batch\(es\)[^;]* and (\d+) resumed")
 ANSWER = "<answer>A</answer>"
 #: the baseline and the measured sides (`--loop-batch` adds "batch": the cache side under `--batch rounds`)
 SIDES = ("no cache", "cache")
@@ -202,7 +205,7 @@ class Resume:
     submissions: dict[str, int]  # per tag the killed run journalled: how many batches the server got with it
     batches: int  # batches the server got in all (both invocations)
     online: int  # model calls that reached the on-line endpoint, not through a batch
-    resumed: bool  # the resumed run's summary says it collected the earlier batch
+    resumed: int  # batches of the killed run the resumed run collected (its summary's "and N resumed")
     wall_resume: float
 
     @property
@@ -248,7 +251,8 @@ def kill_and_resume(wire: str, data: Path, tasks: int, delay: float, out: Path) 
         online = sum(1 for q in srv.requests if q.batch is None and q.path.endswith(ONLINE_PATHS))
         return Resume(tasks=tasks, records=len((out / "records.jsonl").read_text().splitlines()),
                       submissions={t: srv.batches.submissions(t) for t in tags}, batches=len(srv.batches.batches),
-                      online=online, resumed="resumed" in r.stdout + r.stderr, wall_resume=wall)
+                      online=online, resumed=int(m.group(1)) if (m := RESUMED.search(r.stdout + r.stderr)) else 0,
+                      wall_resume=wall)
 
 
 def main() -> int:
@@ -358,14 +362,14 @@ def main() -> int:
         print(f"\n## Kill and resume: `toolsight run … --batch` ({a.resume_tasks} one-call tasks), SIGKILLed once "
               f"batches.jsonl holds the batch id, then `--resume` (the batch takes {a.resume_delay:g} s)\n")
         print("| provider | submissions per journalled tag | re-submitted | on-line calls | records "
-              "| resumed from the journal | wall s resume |")
+              "| batches collected by the resumed run | wall s resume |")
         print("|---|---|---|---|---|---|---|")
         for wire in a.batch_wires.split(","):
             (tmp / f"resume-{wire}").mkdir()
             r = kill_and_resume(wire, make_dataset(tmp / f"resume-{wire}" / "data", a.resume_tasks), a.resume_tasks,
                                 a.resume_delay, tmp / f"resume-{wire}" / "run")
             print(f"| {wire} | {', '.join(map(str, r.submissions.values()))} | **{r.resubmitted}** | {r.online} "
-                  f"| {r.records}/{r.tasks} | {'yes' if r.resumed else 'no'} | {r.wall_resume:.2f} |")
+                  f"| {r.records}/{r.tasks} | {r.resumed} | {r.wall_resume:.2f} |")
             results[f"resume {wire}"] = {**dataclasses.asdict(r), "resubmitted": r.resubmitted}
         print("\n" + json.dumps(results, indent=1, default=float))
     finally:
