@@ -251,3 +251,30 @@ def test_judge_batch_during_a_run_and_an_unusable_judge_reply_is_asked_again(tmp
     assert len(asked_good) == 3 and all(q.batch is not None for q in asked_good)
     scores = [json.loads(x)["score"]["passed"] for x in (run_dir / "scores-good.jsonl").read_text().splitlines()]
     assert scores == [True, True, True]
+
+
+def test_rubric_judging_with_judge_batch_goes_as_one_batch(tmp_path: Path) -> None:
+    """3 tasks × 6 rubrics = 18 judge calls, more than the rubric scorer's own limit of 8 at once: with
+    `--judge-batch` they all wait together and go as one batch (one provider turnaround), not three."""
+    ds = _choice_dataset(tmp_path / "ds")
+    rubrics = [{"id": f"r{k}", "text": f"The answer names a letter ({k})", "weight": 1} for k in range(6)]
+    lines = [json.loads(x) for x in (ds / "tasks.jsonl").read_text().splitlines()]
+    for t in lines:
+        t["turns"][0]["rubrics"] = rubrics
+    (ds / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in lines))
+    run_dir = tmp_path / "run"
+    with ScriptedServer(Script.model_validate({"steps": [{"text": "<answer>A</answer>"}]})) as srv:
+        r = run("run", str(ds), "-m", "openai/m", "--base-url", srv.openai_base_url, "--out", str(run_dir),
+                "--no-report", "--no-score")
+    assert r.returncode == 0, r.stderr
+    met = json.dumps({"explanation": "it names one", "judge_result": "Met"})
+    with ScriptedServer(Script.model_validate({"steps": [{"text": met}], "batch": {"polls": 1}})) as judge:
+        r = run("score", str(run_dir), "--scorer", "rubric", "--mode", "corrected", "--judge", "openai/judge-1",
+                "--judge-base-url", judge.openai_base_url, "--name", "rubrics", "--judge-batch", *FAST)
+        sent = completions(judge)
+        n_batches = len(judge.batches.batches)
+    assert r.returncode == 0, r.stderr
+    assert len(sent) == 18 and all(q.batch is not None for q in sent)
+    assert n_batches == 1
+    scores = [json.loads(x) for x in (run_dir / "scores-rubrics.jsonl").read_text().splitlines()]
+    assert [s["score"]["value"] for s in scores] == [1.0, 1.0, 1.0]

@@ -216,7 +216,8 @@ def rescore_run(
         check_batch_model(judge_model, "--judge-batch")
     if judge_model is not None:
         caller, cache_obj = _wrap_judge(judge_model, rd, calls)
-    ctx = ScoreContext(judge=CallerModel(caller) if caller is not None else None)
+    ctx = ScoreContext(judge=CallerModel(caller) if caller is not None else None,
+                       judge_width=calls.batch_size if calls.batch else None)
     t0 = time.time()
     routes = BatchRoutes()
 

@@ -328,7 +328,8 @@ class Runner:
             judge_caller = self.caller_for(self.judge_model, self.opts.scoring.judge_concurrency, cache,
                                            label="judge endpoint", limiter=self.judge_limiter())
             judge = CallerModel(judge_caller)
-        ctx = ScoreContext(judge=judge)
+        ctx = ScoreContext(judge=judge, judge_width=self.opts.control.batch_size
+                           if self.opts.scoring.judge_batch and judge is not None else None)
         batches = self._open_batches(caller, judge_caller)
         summary.batch = batches.stats
         if self.uses_sandbox:

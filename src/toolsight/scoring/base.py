@@ -25,6 +25,10 @@ class ScoreContext(BaseModel):
     judge: Model | None = None
     judge_config: GenerateConfig = Field(default_factory=lambda: GenerateConfig(temperature=0.0, seed=0))
     judge_retries: int = 3
+    #: judge calls a scorer may have waiting at once, raising its own limit: set when judge calls go
+    #: through a batch API (`--judge-batch`), so every waiting call joins one batch instead of a scorer's
+    #: few-at-a-time limit cutting them into many batches, each a whole batch turnaround long
+    judge_width: int | None = Field(default=None, ge=1)
 
 
 class Scorer(Protocol):

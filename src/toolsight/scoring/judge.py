@@ -155,6 +155,7 @@ def shared_runner(ctx: ScoreContext, scorer: str, *, concurrency: int = DEFAULT_
     scored at once, not per task. Must be called from a running event loop.
     """
     judge = require_judge(ctx, scorer)
+    concurrency = max(concurrency, ctx.judge_width or 0)
     loop = asyncio.get_running_loop()
     per_loop = _SHARED.setdefault(loop, weakref.WeakKeyDictionary())
     per_model = per_loop.setdefault(judge, {})
