@@ -340,7 +340,7 @@ def measure_wire(wire: str, a: argparse.Namespace, tmp: Path) -> dict[str, list[
             for _ in range(a.repeat):
                 for side in sides:
                     prof = None
-                    if side == "toolsight" and a.profile and latency == 0:
+                    if side == "toolsight" and a.profile and latency in (0, "single"):
                         prof = str(Path(a.profile) / f"{wire}-{latency}ms.prof")
                     res[f"{side}@{latency}"].append(run_child(side, wire, srv.base_url, ds, a.concurrency, cache,
                                                               profile=prof))
@@ -401,7 +401,7 @@ def main() -> None:
     ap.add_argument("--rss-small", type=int, default=1000, help="tasks of the small run of the memory check")
     ap.add_argument("--repeat", type=int, default=3, help="rounds of interleaved runs; medians are reported")
     ap.add_argument("--quick", action="store_true", help="100 tasks, 2,000 single, 1 repeat: a smoke run")
-    ap.add_argument("--profile", help="write cProfile stats of toolsight's 0 ms runs into this folder")
+    ap.add_argument("--profile", help="write cProfile stats of toolsight's 0 ms and single-call runs into this folder")
     ap.add_argument("--no-startup", action="store_true")
     # child mode
     ap.add_argument("--cli-rss", action="store_true",

@@ -167,6 +167,25 @@ def step_google(c: Conversation, body: dict[str, Any], reply: dict[str, Any]) ->
     return True
 
 
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def cached_anthropic(body: dict[str, Any]) -> dict[str, Any]:
+    """The body as toolsight's loop sends it to Anthropic, with prompt-cache breakpoints (docs/cost.md):
+    on the system prompt and on the last block of the last two user messages (a copy: the next round's
+    body must not keep this round's marks)."""
+    msgs = list(body["messages"])
+    for i in [i for i, m in enumerate(msgs) if m["role"] == "user" and m["content"]][-2:]:
+        content = list(msgs[i]["content"])
+        content[-1] = {**content[-1], "cache_control": EPHEMERAL}
+        msgs[i] = {**msgs[i], "content": content}
+    return {**body, "system": [{"type": "text", "text": body["system"], "cache_control": EPHEMERAL}],
+            "messages": msgs}
+
+
+#: what is sent for a conversation's body, where it differs from the body kept between rounds
+VIEWS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"anthropic": cached_anthropic}
+
 WIRES: dict[str, tuple[Callable[[Conversation, str], dict[str, Any]],
                        Callable[[Conversation, dict[str, Any], dict[str, Any]], bool]]] = {
     "openai": (start_openai, step_openai),
@@ -202,6 +221,7 @@ async def run_tasks(wire: str, base_url: str, conv: Conversation, prompts: list[
     `bodies` (for the equality check) collects a copy of every body sent."""
     start, step = WIRES[wire]
     encode = ENCODERS[wire] if encoder == "sdk" else _orjson
+    view = VIEWS.get(wire, lambda body: body)
     url = base_url + PATHS[wire]
     headers = conv.headers or HEADERS[wire]
     calls = 0
@@ -212,7 +232,7 @@ async def run_tasks(wire: str, base_url: str, conv: Conversation, prompts: list[
         while queue:
             body = start(conv, queue.pop())
             while True:
-                raw = encode(body)
+                raw = encode(view(body))
                 if bodies is not None:
                     bodies.append(json.loads(raw))
                 reply = json.loads(await post(raw))
