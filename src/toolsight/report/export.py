@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from toolsight.log.files import RECORDS, atomic_writer
+from toolsight.log.record import Record
 from toolsight.metrics.views import TaskView, iter_views
 from toolsight.report.safe import csv_cell
+from toolsight.tasks.schema import Task
 
 BASE_COLUMNS = [
     "run_dir", "benchmark", "model", "setting", "task_id", "turn_type", "n_turns", "error", "score_error",
@@ -120,3 +122,15 @@ def export_records(run_dirs: Iterable[Path | str], out: Path | str, scores: str 
         raise
     sink.close()
     return path
+
+
+def gold_texts(rec: Record, task: Task | None, missing: str = "") -> list[str]:
+    """Each turn's gold answer as text (a list joined with ", "): from the task, else from what the
+    record kept (`extra["gold"]`); `missing` for a turn without one."""
+    raw: list[Any]
+    if task is not None:
+        raw = [t.answer for t in task.turns]
+    else:
+        g = rec.extra.get("gold")
+        raw = g if isinstance(g, list) else ([] if g is None else [g])
+    return [missing if a is None else (", ".join(map(str, a)) if isinstance(a, list) else str(a)) for a in raw]

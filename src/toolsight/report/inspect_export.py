@@ -32,6 +32,7 @@ from toolsight.log.messages import ImagePart, Message, TextPart, Usage
 from toolsight.log.record import Record
 from toolsight.log.score import Score
 from toolsight.metrics.views import load_full_scores
+from toolsight.report.export import gold_texts
 from toolsight.report.runs_index import run_row
 from toolsight.tasks.schema import Task
 
@@ -150,16 +151,6 @@ def _messages(ia: Any, rec: Record, images: _Images) -> list[Any]:
     return out
 
 
-def _gold(rec: Record, task: Task | None) -> list[str]:
-    raw: list[Any]
-    if task is not None:
-        raw = [t.answer for t in task.turns]
-    else:
-        g = rec.extra.get("gold")
-        raw = g if isinstance(g, list) else ([] if g is None else [g])
-    return ["" if a is None else (", ".join(map(str, a)) if isinstance(a, list) else str(a)) for a in raw]
-
-
 def _score(ia: Any, s: Score) -> Any:
     meta: dict[str, Any] = {"passed": s.passed, "scorer": s.scorer}
     if s.details:
@@ -186,7 +177,7 @@ def _sample(ia: Any, run_dir: Path, rec: Record, score: Score | None, task: Task
     final = traj.turns[-1].response if traj.turns else ""
     output = ia.model.ModelOutput.from_content(rec.model, final, stop_reason=_STOP.get(traj.stop_reason, "unknown"))
     output.usage = _usage(ia, traj.usage)
-    gold = _gold(rec, task)
+    gold = gold_texts(rec, task)
     choices = None
     if task is not None and task.turns and task.turns[0].options:
         choices = [f"{k}. {v}" for k, v in task.turns[0].options.items()]

@@ -37,6 +37,7 @@ from toolsight.metrics.compute import RunMetrics, metrics_from_views
 from toolsight.metrics.cost import PriceTable, cost_of
 from toolsight.metrics.views import ScoreLite, TaskView, lite, load_scores, scores_path, view_of
 from toolsight.models.base import ImagePart, Message, TextPart
+from toolsight.report.export import gold_texts
 from toolsight.report.viewer_serve import (
     DEFAULT_PORT,
     RecordsWatcher,
@@ -120,16 +121,6 @@ def _pretty_args(arguments: str) -> tuple[str | None, str]:
     return code, (json.dumps(rest, indent=2, ensure_ascii=False) if rest else "")
 
 
-def _gold(rec: Record, task: Task | None) -> list[str]:
-    raw: list[Any]
-    if task is not None:
-        raw = [t.answer for t in task.turns]
-    else:
-        g = rec.extra.get("gold")
-        raw = g if isinstance(g, list) else ([] if g is None else [g])
-    return ["–" if a is None else (", ".join(map(str, a)) if isinstance(a, list) else str(a)) for a in raw]
-
-
 def _task_context(rec: Record, score: Score | None, task: Task | None, images: _Images,
                   page_dir: Path) -> dict[str, Any]:
     traj = rec.trajectory
@@ -160,7 +151,7 @@ def _task_context(rec: Record, score: Score | None, task: Task | None, images: _
             step["images"] = [i for i in step["images"] if i["id"] not in shown]
             step["resent"] = [i["id"] for i in again]
         steps.append(step)
-    gold = _gold(rec, task)
+    gold = gold_texts(rec, task, "–")
     turns = []
     per_turn = score.turns if score is not None else []
     for i, t in enumerate(traj.turns):

@@ -20,13 +20,23 @@ import itertools
 import json
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import aiohttp
 from aiohttp import web
 
-if TYPE_CHECKING:
-    from toolsight.models.scripted.server import ScriptedServer
+from toolsight.models.scripted.errors import error_body
+from toolsight.models.scripted.script import Script
+
+
+class Host(Protocol):
+    """What the batch endpoints need of their server: its script and where its on-line routes are."""
+
+    script: Script
+
+    @property
+    def base_url(self) -> str: ...
+
 
 #: marks a request the batch machinery sent on a batch item's behalf: `BATCH_ID/CUSTOM_ID`
 BATCH_HEADER = "X-Toolsight-Batch"
@@ -69,9 +79,10 @@ class Batch:
 
 
 class Batches:
-    """The batch state of one ScriptedServer, and its routes (`register`)."""
+    """The batch state of one ScriptedServer (each provider's routes: `batch_openai.register` and the
+    like, added by the server)."""
 
-    def __init__(self, server: ScriptedServer) -> None:
+    def __init__(self, server: Host) -> None:
         self.server = server
         self.batches: dict[str, Batch] = {}
         self.files: dict[str, tuple[dict[str, Any], bytes]] = {}  # OpenAI Files: object, content
@@ -147,25 +158,13 @@ class Batches:
 
     @staticmethod
     def error_body(provider: str, status: int) -> dict[str, Any]:
-        from toolsight.models.scripted.server import _error_body
-
-        return _error_body(provider, status)
+        return error_body(provider, status)
 
     def get(self, batch_id: str, provider: str) -> Batch:
         batch = self.batches.get(batch_id)
         if batch is None or batch.provider != provider:
             raise web.HTTPNotFound(text=json.dumps(self.error_body(provider, 404)), content_type="application/json")
         return batch
-
-    # --- routes ---------------------------------------------------------------------------------
-
-    def register(self, app: web.Application) -> None:
-        from toolsight.models.scripted import batch_anthropic, batch_google, batch_openai
-
-        batch_openai.register(app, self)
-        batch_anthropic.register(app, self)
-        batch_google.register(app, self)
-
 
 def bad_request(provider: str, message: str) -> web.Response:
     """A 400 in the provider's error shape, with `message`."""

@@ -38,7 +38,9 @@ import orjson
 from aiohttp import web
 
 from toolsight.models.base import ConfigurationError
+from toolsight.models.scripted import batch_anthropic, batch_google, batch_openai
 from toolsight.models.scripted.batches import BATCH_HEADER, Batches
+from toolsight.models.scripted.errors import error_body as _error_body
 from toolsight.models.scripted.prompt_cache import CacheUse, PromptCache
 from toolsight.models.scripted.script import TASK_HEADER, Player, Script, Step, header_task, task_key
 from toolsight.models.scripted.tokens import request_tokens, text_tokens
@@ -211,17 +213,6 @@ def _responses_reply(step: Step, model: str, usage: tuple[int, int], ids: list[s
                   "input_tokens_details": {"cached_tokens": cache.read},
                   "output_tokens_details": {"reasoning_tokens": 0}},
     }
-
-
-def _error_body(wire: str, status: int) -> dict[str, Any]:
-    msg = f"scripted error {status}"
-    if wire == "anthropic":
-        kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
-        return {"type": "error", "error": {"type": kind, "message": msg}}
-    if wire == "google":
-        st = {429: "RESOURCE_EXHAUSTED", 400: "INVALID_ARGUMENT", 503: "UNAVAILABLE"}.get(status, "INTERNAL")
-        return {"error": {"code": status, "message": msg, "status": st}}
-    return {"error": {"message": msg, "type": "scripted_error", "code": status}}
 
 
 _IMAGE_ID = re.compile(r"img-[0-9a-f]{12}")
@@ -437,7 +428,8 @@ class ScriptedServer:
         app.router.add_post("/v1/models/{model}:generateContent", self._google)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/v1beta/models", self._models)
-        self.batches.register(app)
+        for provider in (batch_openai, batch_anthropic, batch_google):  # the batch endpoints (scripted/batches.py)
+            provider.register(app, self.batches)
         return app
 
     async def _models(self, request: web.Request) -> web.StreamResponse:
