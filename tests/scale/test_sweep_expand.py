@@ -9,7 +9,7 @@ from pathlib import Path
 
 from scalekit import dataset
 
-from toolsight.engine.sweep import expand, read_plan
+from toolsight.engine.sweep import check_settings, expand, read_plan
 
 
 def _write(tmp: Path, text: str) -> Path:
@@ -121,3 +121,25 @@ generate = {{ kind = "maze", n = 1, seed = 2, difficulty = 5 }}
     assert ref_bench is not rnd_bench
     assert getattr(ref_bench, "few_shot", None) == {"maze": "MAZE DEMO"}
     assert getattr(rnd_bench, "few_shot", None) == {}
+
+
+def test_a_generated_phystool_set_runs_under_the_setting_its_reference_needs(tmp_path: Path) -> None:
+    """PhysToolBench's default setting is `cot` (no tools); a generated set's reference solutions detect
+    and read numbers, so a sweep that generates one and names no setting runs it under `tools`, as
+    `toolsight run phystoolbench --data DIR` does — decided before the set exists."""
+    path = _write(tmp_path, """
+[[models]]
+spec = "reference"
+
+[[benchmarks]]
+name = "ptb"
+generate = { kind = "phystool", n = 2, seed = 1 }
+
+[[benchmarks]]
+name = "phystoolbench"
+settings = ["cot"]
+generate = { kind = "phystool", n = 2, seed = 1 }
+""")
+    sweep = expand(read_plan(path), path, tmp_path / "sw", settings_of=check_settings)
+    assert [(r.opts.benchmark, r.setting) for r in sweep.runs] == [("phystoolbench", "tools"),
+                                                                    ("phystoolbench", "cot")]

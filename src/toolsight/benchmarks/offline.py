@@ -58,6 +58,9 @@ class Generator:
     #: the generic setting (`direct`, `crop`, `code`, `opencv`) a dataset-folder set runs under when no
     #: --setting is given: the one offering the tools its reference solutions call
     setting: str = "direct"
+    #: a `run_with_benchmark` set: the benchmark's setting it runs under when none is given (None: the
+    #: benchmark's default) — what a sweep that generates the set picks before the set exists
+    benchmark_setting: str | None = None
 
 
 class GeneratedSet(BaseModel):

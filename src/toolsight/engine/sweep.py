@@ -265,14 +265,15 @@ def expand(plan: Plan, plan_path: Path, out: Path | None = None, scripted_url: s
     seen: set[str] = set()
     for bi, b in enumerate(plan.benchmarks):
         if b.generate is not None:  # the runs read the generated set; `name` is its label
-            target, data = _generated_target(sweep_out / "data" / _data_name(bi, b), b.generate.kind)
+            target, data, made_for = _generated_target(sweep_out / "data" / _data_name(bi, b), b.generate.kind)
         else:
             target = str(base / b.name) if (base / b.name).is_dir() else b.name
-            data = _resolve(base, b.data)
+            data, made_for = _resolve(base, b.data), None
         try:
             names, default = settings_of(target) if settings_of is not None else (b.settings, "")
         except ToolsightError as exc:
             raise PlanError(f"{plan_path}: benchmarks[{bi}].name: {exc}") from None
+        default = made_for or default  # a generated set runs under the setting its reference solutions need
         wanted = b.settings or [default]
         for s in wanted:
             if settings_of is not None and s not in names:
@@ -496,15 +497,16 @@ def _generate(g: GeneratedSet, target: Path) -> None:
     generate(g.kind, g.n, g.seed, target, difficulty=g.difficulty)
 
 
-def _generated_target(folder: Path, kind: str) -> tuple[str, str | None]:
-    """How the runs read a generated set: as a dataset folder, or as its benchmark's `--data`."""
+def _generated_target(folder: Path, kind: str) -> tuple[str, str | None, str | None]:
+    """How the runs read a generated set: as a dataset folder, or as its benchmark's `--data`; and the
+    setting it runs under when the plan names none (None: the target's default)."""
     try:
         found = get_kind(kind)
     except ToolsightError:
-        return str(folder), None  # reported by generate_data, which runs first
+        return str(folder), None, None  # reported by generate_data, which runs first
     if found.generator.run_with_benchmark:
-        return found.benchmark, str(folder)
-    return str(folder), None
+        return found.benchmark, str(folder), found.generator.benchmark_setting
+    return str(folder), None, None
 
 
 def check_settings(target: str) -> tuple[list[str], str]:

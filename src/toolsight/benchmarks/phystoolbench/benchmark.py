@@ -128,7 +128,7 @@ class PhysToolBenchmark(Benchmark):
             "phystool", "PhysToolBench style: numbered toy tools, a job, answer = object numbers or None; "
             "difficulty 0-3 = Easy, Medium-M1/M2/M3", _write_generated, difficulties=levels,
             difficulty_help=", ".join(f"{i} = {lv}" for i, lv in enumerate(GENERATED_LEVELS)),
-            run_with_benchmark=True)}
+            run_with_benchmark=True, benchmark_setting=GENERATED_SETTING)}
 
     def starter_parts(self) -> list[StarterPart]:
         return [StarterPart(folder="phystool", make=_starter_tasks)]
