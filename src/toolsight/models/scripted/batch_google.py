@@ -68,15 +68,9 @@ class _GoogleBatches:
         return web.json_response(self._object(batch))
 
     async def listing(self, request: web.Request) -> web.Response:
-        batches = sorted((b for b in self.book.batches.values() if b.provider == "google"),
-                         key=lambda b: b.id, reverse=True)
-        token = request.query.get("pageToken")
-        if token:
-            batches = [b for b in batches if b.id < token]
-        size = int(request.query.get("pageSize") or 20)
-        page = batches[:size]
+        page, more = self.book.page("google", request.query.get("pageToken"), int(request.query.get("pageSize") or 20))
         out: dict[str, Any] = {"operations": [self._object(b) for b in page]}
-        if len(batches) > size:
+        if more:
             out["nextPageToken"] = page[-1].id
         return web.json_response(out)
 

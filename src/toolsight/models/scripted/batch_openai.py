@@ -120,16 +120,10 @@ class _OpenAIBatches:
         return web.json_response(self._object(batch))
 
     async def listing(self, request: web.Request) -> web.Response:
-        batches = sorted((b for b in self.book.batches.values() if b.provider == "openai"),
-                         key=lambda b: b.id, reverse=True)
-        after = request.query.get("after")
-        if after:
-            batches = [b for b in batches if b.id < after]
-        limit = int(request.query.get("limit") or 20)
-        page = batches[:limit]
+        page, more = self.book.page("openai", request.query.get("after"), int(request.query.get("limit") or 20))
         return web.json_response({"object": "list", "data": [self._object(b) for b in page],
                                   "first_id": page[0].id if page else None, "last_id": page[-1].id if page else None,
-                                  "has_more": len(batches) > limit})
+                                  "has_more": more})
 
     async def cancel(self, request: web.Request) -> web.Response:
         batch = self.book.get(request.match_info["id"], "openai")

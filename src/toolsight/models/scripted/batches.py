@@ -101,6 +101,15 @@ class Batches:
 
     # --- the shared life cycle ------------------------------------------------------------------
 
+    def page(self, provider: str, after: str | None, size: int) -> tuple[list[Batch], bool]:
+        """One page of a provider's batches, newest first, after the cursor `after` (a batch id); and
+        whether more follow."""
+        batches = sorted((b for b in self.batches.values() if b.provider == provider), key=lambda b: b.id,
+                         reverse=True)
+        if after:
+            batches = [b for b in batches if b.id < after]
+        return batches[:size], len(batches) > size
+
     def add(self, batch: Batch) -> Batch:
         self.batches[batch.id] = batch
         return batch
