@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from clikit import dataset, records, ts
+from toolsight.engine.store import artifact_files, iter_records
 from toolsight.log.record import RECORD_SCHEMA_VERSION
 from toolsight.metrics.compute import compute_run_metrics
 from toolsight.metrics.epochs import epoch_stats, reduce_task
@@ -41,7 +42,10 @@ def test_three_epochs_reduce_per_task_and_report_the_spread(tmp_path: Path) -> N
     recs = records(run)
     assert sorted((r["task_id"], r["epoch"]) for r in recs) == [(f"t{i}", e) for i in range(3) for e in (1, 2, 3)]
     assert {r["schema_version"] for r in recs} == {RECORD_SCHEMA_VERSION}
-    assert (run / "artifacts" / "t0").is_dir() and (run / "artifacts" / "t0@epoch3").is_dir()
+    # no tools: no epoch made a folder of its own; every epoch's input is the run's one shared copy
+    assert sorted(p.name for p in (run / "artifacts").iterdir()) == [".inputs"]
+    inputs = {str(p) for r in iter_records(run) for p in artifact_files(run, r).values()}
+    assert len(inputs) == 1 and all(Path(p).is_file() for p in inputs)
     assert "note: 3 epochs of 3 task(s); each task's epochs reduce to one score by mean" in err
 
     m = compute_run_metrics(run)

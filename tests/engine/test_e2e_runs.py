@@ -189,9 +189,12 @@ def test_a_full_disk_stops_the_run_with_one_line_and_loses_nothing(tmp_path: Pat
     n = 30
     root = tmp_path / "ds"
     root.mkdir()
-    dataset(root, n, image="noise.png", size=300)
     rng = np.random.default_rng(0)  # noise does not compress: each task's input copy takes ~270 KB
-    Image.fromarray(rng.integers(0, 256, (300, 300, 3), dtype=np.uint8)).save(root / "noise.png")
+    with (root / "tasks.jsonl").open("w") as fh:  # an image per task: the run keeps one copy of each
+        for i in range(n):
+            Image.fromarray(rng.integers(0, 256, (300, 300, 3), dtype=np.uint8)).save(root / f"noise{i}.png")
+            fh.write(json.dumps({"id": f"t{i}", "turns": [{"prompt": f"[task:t{i}] Which colour?",
+                                 "images": [{"path": f"noise{i}.png"}], "answer": "A"}]}) + "\n")
     mnt = tmp_path / "small"
     mnt.mkdir()
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)], capture_output=True,

@@ -174,6 +174,11 @@ def test_the_same_dataset_by_relative_or_absolute_path_resumes(dataset: Path, tm
     assert sorted(model.ran) == ["t3", "t4", "t5"] and s.skipped == 3
 
 
+def _input_id(out: Path, task_id: str) -> str:
+    rec = next(r for r in iter_records(out) if r.task_id == task_id)
+    return rec.trajectory.artifacts[0].id
+
+
 def test_a_killed_tasks_partial_workspace_is_removed(dataset: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     run(dataset, out, Tracking(), limit=2)
@@ -181,7 +186,9 @@ def test_a_killed_tasks_partial_workspace_is_removed(dataset: Path, tmp_path: Pa
     partial.mkdir(parents=True)
     (partial / "half-written.png").write_bytes(b"\x89PNG partial")
     run(dataset, out, Tracking(), resume=True, limit=3)
-    assert sorted(p.name for p in partial.iterdir()) == ["a.png"]  # only the fresh input copy
+    # removed; a task that uses no tool gets no folder of its own (its input is the run's shared copy)
+    assert not partial.exists()
+    assert [p.name for p in (out / "artifacts" / ".inputs").iterdir()] == [f"{_input_id(out, 't2')}.png"]
 
 
 def test_a_second_runner_on_a_locked_directory_is_refused(dataset: Path, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from toolsight.benchmarks.dataset.benchmark import DatasetBenchmark
 from toolsight.engine.options import RunOptions
 from toolsight.engine.rundir import RunError
 from toolsight.engine.runner import Runner
-from toolsight.engine.store import finished_ids, iter_records, read_manifest
+from toolsight.engine.store import artifact_files, finished_ids, iter_records, read_manifest
 from toolsight.models.base import GenerateConfig, Message, ModelError
 from toolsight.tools.base import ToolSpec
 
@@ -45,8 +45,12 @@ def test_run_writes_records_and_scores(dataset: Path, tmp_path: Path) -> None:
     assert recs["t0"].extra["gold"] == ["A"] and recs["t0"].tags == {"category": "even"}
     man = read_manifest(out)
     assert man.dataset.n_tasks == 6 and man.setting == "direct" and len(man.config_hash) == 16
-    # input images are copied into each task's artifact folder
-    assert (out / "artifacts" / "t0" / "a.png").is_file()
+    # the input image is copied once for the run (six tasks, one image); no tool: no task folder
+    art = recs["t0"].trajectory.artifacts[0]
+    shared = out / "artifacts" / ".inputs" / f"{art.id}.png"
+    assert shared.read_bytes() == (dataset / "images" / "a.png").read_bytes()
+    assert sorted(p.name for p in (out / "artifacts").iterdir()) == [".inputs"]
+    assert artifact_files(out, recs["t5"]) == {art.id: shared}
 
 
 def test_resume_skips_finished_and_refuses_changed_config(dataset: Path, tmp_path: Path) -> None:
@@ -211,4 +215,5 @@ def test_each_run_copies_inputs_from_where_its_dataset_folder_points_now(dataset
     first = {r.task_id: r for r in iter_records(tmp_path / "run1")}["t0"].trajectory.artifacts[0]
     second = {r.task_id: r for r in iter_records(tmp_path / "run2")}["t0"].trajectory.artifacts[0]
     assert (first.width, first.height) != (9, 7) and (second.width, second.height) == (9, 7)
-    assert (tmp_path / "run2" / "artifacts" / "t0" / "a.png").read_bytes() == (v2 / "images" / "a.png").read_bytes()
+    rec2 = {r.task_id: r for r in iter_records(tmp_path / "run2")}["t0"]
+    assert artifact_files(tmp_path / "run2", rec2)[second.id].read_bytes() == (v2 / "images" / "a.png").read_bytes()

@@ -79,6 +79,14 @@ def test_write_artifacts_keeps_paths_inside_the_task_folder_and_checks_content_n
     assert not (tmp_path / "escape.png").exists()
     with pytest.raises(OSError, match="arrived damaged"):
         write_artifacts(tmp_path, "t3", 1, {name: png + b"!"})
+    # a task that needed no folder (no tool): none is made; the shared input copy lands in .inputs
+    write_artifacts(tmp_path, "t4", 1, {}, {name: png})
+    assert not (tmp_path / "artifacts" / "t4").exists()
+    assert (tmp_path / "artifacts" / ".inputs" / name).read_bytes() == png
+    with pytest.raises(OSError, match="not its content hash"):
+        write_artifacts(tmp_path, "t5", 1, {}, {name: png + b"!"})
+    with pytest.raises(OSError, match="not its content hash"):
+        write_artifacts(tmp_path, "t5", 1, {}, {"../x.png": png})
 
 
 def test_collect_files_skips_symlinks(tmp_path: Path) -> None:
@@ -127,6 +135,9 @@ def test_a_worker_runs_a_task_as_the_runner_does_and_names_the_driver_s_run_dire
     assert str(driver_run) in first.line and str(scratch) not in first.line
     # the artifacts travel as bytes: the input copy and the two crops the record names
     assert set(first.files) == {a.file for a in rec.trajectory.artifacts}
+    # ... and the run's shared copy of the input, sent once per worker (t1 has the same image)
+    (inp,) = [a for a in rec.trajectory.artifacts if a.source == "input"]
+    assert first.inputs == {f"{inp.id}.png": (data / "img.png").read_bytes()} and second.inputs == {}
     assert Record.model_validate_json(second.line).epoch == 2
     assert next(c["reason"] for c in first.limits + second.limits) == "run-start"  # as a local limits.jsonl starts
     assert changed.abort is not None and "different content" in changed.abort

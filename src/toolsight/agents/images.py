@@ -10,15 +10,19 @@ for several rounds and providers' prompt caches can serve them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 from toolsight import imaging
 from toolsight.models.base import ImagePart, Message, TextPart
 
 
-def fit_pixels(path: Path, max_pixels: int | None, cache_dir: Path, size: tuple[int, int] | None = None) -> Path:
+def fit_pixels(path: Path, max_pixels: int | None, cache_dir: Path | Callable[[], Path],
+               size: tuple[int, int] | None = None) -> Path:
     """A copy of the image scaled down (aspect kept) to at most `max_pixels`, or the original.
-    `size` (width, height), when the caller knows it (an artifact does), spares opening the file."""
+    `size` (width, height), when the caller knows it (an artifact does), spares opening the file.
+    `cache_dir` may be a function giving the folder, called only when a copy is made (a task's
+    workspace is made only when something needs it)."""
     if not max_pixels:
         return path
     if size is not None and size[0] * size[1] <= max_pixels:
@@ -30,6 +34,8 @@ def fit_pixels(path: Path, max_pixels: int | None, cache_dir: Path, size: tuple[
             return path
         scale = math.sqrt(max_pixels / (w * h))
         size = (max(1, int(w * scale)), max(1, int(h * scale)))
+        if callable(cache_dir):
+            cache_dir = cache_dir()
         out = cache_dir / f"{path.stem}.max{max_pixels}.png"
         if not out.exists():
             cache_dir.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,10 @@
 """A task's input images, registered in its workspace as input artifacts.
 
 Each image is copied, never hard-linked: editing the dataset later must not change a past run's
-artifacts. An image a provider may refuse (TIFF, CMYK
+artifacts. With a `SharedInputs` (the local runner's default) an image that needs no conversion is
+copied once per run into `RUN/artifacts/.inputs/<artifact id><suffix>`, whatever the number of tasks
+and epochs that use it, and reaches a task's own workspace only when that workspace is made (a lazy
+`ArtifactStore`): a task that uses no tool writes no file. An image a provider may refuse (TIFF, CMYK
 JPEG, 16-bit PNG, an animation, an unusual colour mode) is converted here, once, to an 8-bit
 RGB/RGBA/grayscale PNG or JPEG (the first frame of an animation), and the artifact says what the
 dataset file was (`converted_from`); the dataset's file itself stays in the workspace's `.source/`
@@ -12,6 +15,7 @@ that resolves outside the dataset folder is refused.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import stat
@@ -38,21 +42,54 @@ class InputImageError(ToolsightError):
     """A task's input image that cannot be used (names the task, the image and why)."""
 
 
-def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox, *, root_resolved: bool = False) -> dict[str, Artifact]:
+class SharedInputs:
+    """The run's one copy of each input image (`RUN/artifacts/.inputs/`), content-addressed: written
+    once (to a temporary name, then renamed, so a killed run never leaves half a file under the
+    final name) and kept by later invocations of the same run."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._kept: set[str] = set()
+        self._made = False
+
+    def keep(self, data: bytes, suffix: str, digest: str) -> tuple[Path, bool]:
+        """The shared copy of `data` (whose sha256 is `digest`), written now unless the run has it;
+        and whether this is the first time this invocation asks for it."""
+        name = f"img-{digest[:12]}{suffix.lower()}"
+        dest = self.folder / name
+        if name in self._kept:
+            return dest, False
+        if not os.path.exists(dest):
+            if not self._made:
+                os.makedirs(self.folder, exist_ok=True)
+                self._made = True
+            tmp = self.folder / f".{name}.{os.getpid()}.part"
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, dest)
+        self._kept.add(name)
+        return dest, True
+
+
+def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox, *, root_resolved: bool = False,
+                    shared: SharedInputs | None = None) -> dict[str, Artifact]:
     """Copy the task's input images into its workspace (under their base names) as input artifacts.
     `root_resolved`: `dataset_root` is already resolved (the runner resolves it once per run: it
-    stats every component of the path)."""
+    stats every component of the path). `shared`: the run's shared copies (module docstring); an
+    image that needs converting goes into the workspace (made now) as before."""
     out: dict[str, Artifact] = {}
     used: set[str] = set()
-    ws = toolbox.store.workspace
     root = dataset_root if root_resolved else dataset_root.resolve()
     for rel in task.image_paths():
         src = _inside(task, root, rel)
         with open(src, "rb") as fh:  # read once: decided on, copied and hashed from the same bytes
             data = fh.read()
         size = plain_png_size(data)
-        if size is not None:  # the common case, decided from the header without PIL (~0.1 ms a task)
-            dest = ws / _unique(Path(rel).name, used)
+        if size is not None and shared is not None:  # the common case: no file of the task's own
+            out[rel] = _add_shared(toolbox, shared, _unique(Path(rel).name, used), data, size)
+            continue
+        if size is not None:  # decided from the header without PIL (~0.1 ms a task)
+            dest = toolbox.store.workspace / _unique(Path(rel).name, used)
             with open(dest, "wb") as fh:  # a private copy, never a hard link
                 fh.write(data)
             out[rel] = toolbox.store.add_file(dest, source="input", keep_name=True, data=data, size=size)
@@ -61,6 +98,10 @@ def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox, *, root_re
             _check_pixels(task, rel, im.size)  # from the header: nothing is decoded before this
             why = needs_conversion(im)
             name = _unique(Path(rel).name if why is None else Path(rel).stem + _suffix(im), used)
+            if why is None and shared is not None:  # e.g. a JPEG: sendable as it is
+                out[rel] = _add_shared(toolbox, shared, name, data, im.size)
+                continue
+            ws = toolbox.store.workspace
             dest = ws / name
             if why is None:
                 dest.write_bytes(data)  # a private copy, never a hard link
@@ -74,6 +115,13 @@ def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox, *, root_re
             keep.write_bytes(data)
         out[rel] = art
     return out
+
+
+def _add_shared(toolbox: Toolbox, shared: SharedInputs, name: str, data: bytes, size: tuple[int, int]) -> Artifact:
+    digest = hashlib.sha256(data).hexdigest()
+    path, first = shared.keep(data, Path(name).suffix, digest)
+    # the encoder caches the shared copy by path: told once, it encodes the image once for the run
+    return toolbox.store.add_input(name, data, size, path, digest=digest, remember=first)
 
 
 #: where a converted input's original bytes are kept in the task workspace (`source_path`)

@@ -102,7 +102,7 @@ class Agent:
 
     def _image_part(self, art: Artifact, toolbox: Toolbox) -> ImagePart:
         path = toolbox.store.path(art)
-        sent = fit_pixels(path, self.settings.max_image_pixels, toolbox.store.workspace / ".sent",
+        sent = fit_pixels(path, self.settings.max_image_pixels, lambda: toolbox.store.workspace / ".sent",
                           size=(art.width, art.height))
         return ImagePart(path=str(sent), artifact_id=art.id)
 
@@ -123,6 +123,11 @@ class Agent:
             result, turn_msgs = await self._run_turn(ti, turn, toolbox, inputs, history, traj, t_start)
             traj.turns.append(result)
             traj.messages.extend(turn_msgs)
+            if result.stop_reason in ("time_limit", "max_tokens"):
+                traj.stop_reason = result.stop_reason
+                break
+            if ti + 1 == len(task.turns):
+                break
             # history for the next turn: the user prompt and the answer (model's own or gold)
             user = turn_msgs[0]
             if not s.history_images:
@@ -131,9 +136,6 @@ class Agent:
             if s.history == "gold" and turn.answer is not None:
                 reply = turn.answer if isinstance(turn.answer, str) else ", ".join(turn.answer)
             history = [*history, user, Message(role="assistant", content=[TextPart(text=reply)])]
-            if result.stop_reason in ("time_limit", "max_tokens"):
-                traj.stop_reason = result.stop_reason
-                break
         traj.artifacts = toolbox.store.all()
         traj.duration_s = round(time.monotonic() - t_start, 4)
         if traj.turns and traj.stop_reason == "answered":

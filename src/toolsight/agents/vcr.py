@@ -144,7 +144,7 @@ class VCRAgent:
         self.max_crops = max(1, min(50, settings.max_tool_calls))
 
     def _image(self, art: Artifact, toolbox: Toolbox) -> ImagePart:
-        sent = fit_pixels(toolbox.store.path(art), self.settings.max_image_pixels, toolbox.store.workspace / ".sent")
+        sent = fit_pixels(toolbox.store.path(art), self.settings.max_image_pixels, lambda: toolbox.store.workspace / ".sent")
         return ImagePart(path=str(sent), artifact_id=art.id)
 
     async def _call(self, msgs: list[Message], traj: Trajectory) -> ModelOutput:

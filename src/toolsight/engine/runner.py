@@ -41,6 +41,7 @@ from toolsight.engine.batch_mode import (
     tuning,
 )
 from toolsight.engine.manifest import RunFacts, dataset_info, new_manifest
+from toolsight.engine.memory import tune_malloc
 from toolsight.engine.options import DEFAULT_TASK_TIMEOUT_S, RunOptions, runs_root
 from toolsight.engine.plan import Plan, PlanInput, plan_run
 from toolsight.engine.rundir import RunError, open_run_dir
@@ -252,6 +253,7 @@ class Runner:
         # a benchmark's or tool's module that imported Pillow itself gets toolsight's pixel limit; a
         # run that never needs Pillow does not import it (toolsight.imaging.pil)
         imaging.guard_pil_if_loaded()
+        tune_malloc()  # freed request bodies go back to the system (engine/memory.py)
         self.task_hashes.update(await asyncio.to_thread(task_hashes, self.loaded.tasks, self.loaded.root,
                                                           self.loaded.remote_images))
         identity = self.opts.identity(self.bench.name, self.setting_name, dataset_hash(self.task_hashes))
@@ -454,10 +456,14 @@ class Runner:
         keys = [record_key(ids[n], e) for e in range(1, self.opts.control.epochs + 1) for n in range(len(ids))]
         summary.scoring = self.scorer is not None
         with contextlib.suppress(OSError):  # a full disk: the live counts stand
-            summary.finalise(keys)
             start = getattr(self, "_lines_at_start", None)
-            if start is not None:  # what this invocation really wrote (a full disk loses the last ones)
-                summary.done = min(summary.done, _record_lines(self.run_dir) - start)
+            written = _record_lines(self.run_dir) - start if start is not None else None
+            if start == 0 and written == summary.done and not summary.rescored:
+                summary.whole = summary.ran  # the run's every record was written and counted by this invocation
+            else:
+                summary.finalise(keys)
+            if written is not None:  # what this invocation really wrote (a full disk loses the last ones)
+                summary.done = min(summary.done, written)
 
     @staticmethod
     def _count(summary: RunSummary, rec: Record) -> None:

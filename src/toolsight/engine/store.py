@@ -57,6 +57,32 @@ def artifact_path(run_dir: Path, task_id: str, file: str, epoch: int = 1) -> Pat
     return artifact_dir(run_dir, task_id, epoch) / file
 
 
+#: the run's one copy of each input image (`agents.inputs.SharedInputs`); safe_name never makes a
+#: name that starts with a dot, so no task's folder can be called this
+SHARED_INPUTS = ".inputs"
+
+
+def shared_inputs_dir(run_dir: Path) -> Path:
+    return run_dir / ARTIFACTS / SHARED_INPUTS
+
+
+def artifact_files(run_dir: Path, rec: Record) -> dict[str, Path]:
+    """Where each of a record's artifacts is, by id: an input image's copy shared by the run when
+    there is one (the task's workspace is made only when the task needs it; the shared copy is also
+    the one no model code ever ran beside), else the file in the task's folder (which may be gone)."""
+    adir = artifact_dir(run_dir, rec.task_id, rec.epoch)
+    shared = shared_inputs_dir(run_dir)
+    out: dict[str, Path] = {}
+    for a in rec.trajectory.artifacts:
+        path = adir / a.file
+        if a.source == "input":
+            kept = shared / f"{a.id}{Path(a.file).suffix.lower()}"
+            if kept.is_file():
+                path = kept
+        out[a.id] = path
+    return out
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -1,7 +1,8 @@
 """One task, run to one record: its workspace, its agent under the task's time limit, its score.
 
-`TaskRunner.run(task, caller, ctx, epoch)` makes the task's workspace (`RUN/artifacts/<task>/`),
-builds its toolbox and agent, runs the agent under the per-task wall-clock limit (time the run
+`TaskRunner.run(task, caller, ctx, epoch)` sets up the task's workspace (`RUN/artifacts/<task>/`: made
+when the task first needs it — a tool, model code, a loop that reads files by name — with its input
+images copied in; their one copy for the whole run is `RUN/artifacts/.inputs/`), builds its toolbox and agent, runs the agent under the per-task wall-clock limit (time the run
 spent paused for an unreachable endpoint does not count), and turns whatever happened into a
 `Record`: a trajectory and a score, or an error the run goes on after (a model error after retries,
 a time limit, a bad input image, a harness bug). What no task can survive — a full disk, the run
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolsight.agents.inputs import InputImageError, register_inputs
+from toolsight.agents.inputs import InputImageError, SharedInputs, register_inputs
 from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.base import Benchmark
@@ -28,7 +29,14 @@ from toolsight.calls.batching import batch_scope
 from toolsight.calls.retry import ModelCaller
 from toolsight.calls.sent import SentLog
 from toolsight.calls.task import TaskCalls
-from toolsight.engine.store import artifact_dir, disk_has_room, is_disk_full, mentions_disk_full
+from toolsight.engine.store import (
+    ARTIFACTS,
+    artifact_dir,
+    disk_has_room,
+    is_disk_full,
+    mentions_disk_full,
+    shared_inputs_dir,
+)
 from toolsight.errors import RunAborted, TaskAbort
 from toolsight.log.record import Record
 from toolsight.log.textcap import cap_trajectory
@@ -68,6 +76,23 @@ class TaskRunner:
     task_hashes: dict[str, str]
     #: what this process's requests carried (tools, prompts): the manifest's `sent` block
     sent: SentLog = field(default_factory=SentLog)
+    #: workspaces made only when a task needs one, inputs shared across the run (the module
+    #: docstring); a remote worker, which ships each task's folder back whole, turns it off
+    lazy_workspaces: bool = True
+
+    @functools.cached_property
+    def _shared(self) -> SharedInputs:
+        return SharedInputs(shared_inputs_dir(self.run_dir))
+
+    @functools.cached_property
+    def _left_over(self) -> set[str]:
+        """The task folders the run directory held when this invocation's first task started (one
+        listing, not a `stat` per task): a killed or errored attempt's, replaced when its task runs
+        again. Each unit runs once per invocation, so a folder made since cannot be one of them."""
+        try:
+            return set(os.listdir(self.run_dir / ARTIFACTS))
+        except FileNotFoundError:
+            return set()
 
     @functools.cached_property
     def _dataset_root(self) -> Path:
@@ -77,7 +102,15 @@ class TaskRunner:
 
     async def run(self, task: Task, caller: ModelCaller, ctx: ScoreContext, epoch: int = 1) -> Record:
         t0 = time.time()
-        store = ArtifactStore(self._workspace(task, epoch), created=True, on_write=remember_image_bytes)
+        if self.lazy_workspaces:
+            ws = artifact_dir(self.run_dir, task.id, epoch)
+            if ws.name in self._left_over:  # a partial workspace from a killed run, or from an errored attempt
+                self._left_over.discard(ws.name)
+                if os.path.lexists(ws):
+                    shutil.rmtree(ws)
+            store = ArtifactStore(ws, lazy=True, on_write=remember_image_bytes)
+        else:
+            store = ArtifactStore(self._workspace(task, epoch), created=True, on_write=remember_image_bytes)
         toolbox = Toolbox(list(self.tools), store, task.id)
         model = self.model.for_task(task, epoch)
         calls = TaskCalls(caller if model is self.model else None, model.generate,
@@ -87,7 +120,8 @@ class TaskRunner:
         error: str | None = None
         traj = Trajectory()
         try:
-            inputs = register_inputs(task, self._dataset_root, toolbox, root_resolved=True)
+            inputs = register_inputs(task, self._dataset_root, toolbox, root_resolved=True,
+                                     shared=self._shared if self.lazy_workspaces else None)
             with batch_scope(f"{task.id}#{epoch}"):  # batch mode numbers the task's calls from here
                 traj = await self._within_deadline(agent.run(task, toolbox, inputs), caller)
         except TaskFailed as exc:

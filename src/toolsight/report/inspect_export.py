@@ -24,7 +24,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from toolsight.engine.rescore import RescoreError, load_run_tasks
-from toolsight.engine.store import artifact_dir
+from toolsight.engine.store import artifact_files
 from toolsight.errors import ToolsightError
 from toolsight.log.files import MANIFEST, latest_records, read_manifest
 from toolsight.log.manifest import Manifest
@@ -69,13 +69,12 @@ class _Images:
 
     def __init__(self, ia: Any, run_dir: Path, rec: Record) -> None:
         self.ia = ia
-        self.dir = artifact_dir(run_dir, rec.task_id, rec.epoch)
-        self.files = {a.id: a.file for a in rec.trajectory.artifacts}
+        self.files = artifact_files(run_dir, rec)
         self.missing: list[str] = []
 
     def source(self, art_id: str | None, path: str | None) -> Path | None:
-        if art_id and art_id in self.files and (self.dir / self.files[art_id]).is_file():
-            return self.dir / self.files[art_id]
+        if art_id and art_id in self.files and self.files[art_id].is_file():
+            return self.files[art_id]
         if path and Path(path).is_file():
             return Path(path)
         return None

@@ -27,7 +27,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from toolsight.engine.store import artifact_dir, read_manifest, safe_name
+from toolsight.engine.store import artifact_files, read_manifest, safe_name
 from toolsight.log.arguments import ArgumentsError, load_arguments
 from toolsight.log.files import dict_key, iter_latest_records
 from toolsight.log.record import Record
@@ -124,8 +124,7 @@ def _pretty_args(arguments: str) -> tuple[str | None, str]:
 def _task_context(rec: Record, score: Score | None, task: Task | None, images: _Images,
                   page_dir: Path) -> dict[str, Any]:
     traj = rec.trajectory
-    art_files = {a.id: a.file for a in traj.artifacts}
-    adir = artifact_dir(images.run_dir, rec.task_id, rec.epoch)
+    art_files = artifact_files(images.run_dir, rec)
     calls: dict[str, ToolCallRecord] = {c.id: c for c in traj.tool_calls}
     chain = task_chain(traj)
     effective = set(chain.effective_calls)
@@ -133,7 +132,7 @@ def _task_context(rec: Record, score: Score | None, task: Task | None, images: _
     def img(art_id: str | None, path: str | None = None) -> dict[str, str] | None:
         src: Path | None = None
         if art_id and art_id in art_files:
-            src = adir / art_files[art_id]
+            src = art_files[art_id]
         elif path:
             src = Path(path)
         url = images.url(src, page_dir, rec.key) if src is not None else None

@@ -3,12 +3,19 @@
 Every image is addressed by its content hash (`img-3fa9c2d1e0b4`) and carries the ids of the
 artifacts it was made from. Tools resolve references (an id or a workspace file name, never a host
 path) through the store, which records what each call consumed.
+
+A lazy store (`lazy=True`) makes its workspace folder only when something asks for it (a tool
+writing an image, model code, a loop reading files by name): its input images are held in memory
+(and read from the run's shared input copy, `add_input`) until then, and written into the folder
+when it is made. A task that never uses a tool creates no file of its own: on this kind of
+machine a folder and a file cost ~1 ms of kernel time per task, more than the model call.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -33,17 +40,63 @@ def image_size(data: bytes) -> tuple[int, int]:
 class ArtifactStore:
     """The artifacts of one task, stored as files in its workspace, addressed by content hash."""
 
-    def __init__(self, workspace: Path, *, created: bool = False,
+    def __init__(self, workspace: Path, *, created: bool = False, lazy: bool = False,
                  on_write: Callable[[str, bytes], None] | None = None) -> None:
-        """`created`: the caller has just made the folder (spares a system call per task);
-        `on_write(path, data)` hears of every image file the store writes (the run's encoder cache)."""
-        self.workspace = workspace
+        """`created`: the caller has just made the folder (spares a system call per task); `lazy`:
+        make it the first time `workspace` is asked for (a folder left there by a killed attempt is
+        replaced then); `on_write(path, data)` hears of every image file the store writes (the run's
+        encoder cache)."""
+        self._dir = workspace
         self.on_write = on_write
-        if not created:
+        self._made = not lazy
+        if not lazy and not created:
             workspace.mkdir(parents=True, exist_ok=True)
         self._by_id: dict[str, Artifact] = {}
         self._order: list[str] = []
         self._resolved: list[str] | None = None
+        #: inputs of a lazy store not yet in its folder: (workspace name, bytes) — two names may hold
+        #: the same image — and each one's shared copy by artifact id
+        self._held: list[tuple[str, bytes]] = []
+        self._shared: dict[str, Path] = {}
+
+    @property
+    def workspace(self) -> Path:
+        """The task's workspace folder, with every registered image in it (a lazy store makes it now)."""
+        if not self._made:
+            self._make()
+        return self._dir
+
+    @property
+    def folder(self) -> Path:
+        """Where the workspace is, or will be once made (asking makes nothing)."""
+        return self._dir
+
+    @property
+    def made(self) -> bool:
+        """Whether the workspace folder exists (always, for a store that is not lazy)."""
+        return self._made
+
+    def _make(self) -> None:
+        ws = self._dir
+        try:
+            os.mkdir(ws)
+        except FileExistsError:  # a partial workspace of a killed or failed attempt
+            shutil.rmtree(ws)
+            os.mkdir(ws)
+        except FileNotFoundError:  # the run's first workspace: artifacts/ is not there yet
+            os.makedirs(ws, exist_ok=True)
+        self._made = True
+        held, self._held = self._held, []
+        self._shared.clear()
+        for name, data in held:
+            self._write_input(name, data)
+
+    def _write_input(self, name: str, data: bytes) -> None:
+        dest = self._dir / name
+        with open(dest, "wb") as fh:  # a private copy, never a link: model code may write here
+            fh.write(data)
+        if self.on_write is not None:
+            self.on_write(str(dest), data)
 
     def begin_call(self) -> None:
         """Start recording which artifacts the current tool call resolves (its inputs)."""
@@ -67,6 +120,7 @@ class ArtifactStore:
     def make_read_only(self) -> None:
         """Every registered image read-only, before model code runs: the sandbox never writes over a
         read-only file, so code cannot overwrite an earlier artifact."""
+        self.workspace  # noqa: B018 - model code runs in the workspace: make it (with the inputs) first
         for art in self.all():
             with contextlib.suppress(OSError):
                 p = self.path(art)
@@ -78,7 +132,32 @@ class ArtifactStore:
         return self._by_id.get(art_id)
 
     def path(self, art: Artifact) -> Path:
+        """The file of `art` to read: in the workspace, or for an input of a lazy store whose workspace
+        is not made yet, the run's shared copy (the same bytes)."""
+        if not self._made and (shared := self._shared.get(art.id)) is not None:
+            return shared
         return self.workspace / art.file
+
+    def add_input(self, name: str, data: bytes, size: tuple[int, int], shared: Path, *,
+                  digest: str | None = None, remember: bool = True) -> Artifact:
+        """Register an input image (no conversion needed) under its workspace `name`, whose bytes are
+        `data` (sha256 `digest`, when the caller has it) and whose copy for the whole run is already
+        at `shared`. A made workspace gets its own copy now; a lazy one when it is made. `remember`:
+        tell `on_write` about the shared copy (not needed when an earlier task of the run did)."""
+        digest = digest or hashlib.sha256(data).hexdigest()
+        art_id = f"img-{digest[:12]}"
+        if self._made:
+            self._write_input(name, data)  # under each of its names, as tools and prompts name it
+        else:
+            self._held.append((name, data))
+        if art_id in self._by_id:
+            return self._by_id[art_id]
+        if not self._made:
+            self._shared[art_id] = shared
+            if remember and self.on_write is not None:  # the loop sends the shared copy's path: no re-read
+                self.on_write(str(shared), data)
+        return self._register(
+            Artifact(id=art_id, sha256=digest, file=name, width=size[0], height=size[1], source="input"))
 
     def _register(self, art: Artifact) -> Artifact:
         existing = self._by_id.get(art.id)

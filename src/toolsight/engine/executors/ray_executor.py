@@ -44,7 +44,7 @@ from toolsight.engine.executors.worker import TaskOutcome, TaskWorker, WorkerCon
 from toolsight.engine.plan import Plan
 from toolsight.engine.rundir import RunError
 from toolsight.engine.runner import LIMITS, Runner, fail_on_error_reached
-from toolsight.engine.store import RecordWriter, artifact_dir, is_disk_full
+from toolsight.engine.store import RecordWriter, artifact_dir, is_disk_full, shared_inputs_dir
 from toolsight.engine.summary import RunStopped, RunSummary
 from toolsight.engine.task import disk_full
 from toolsight.errors import RunAborted, ToolsightError
@@ -473,7 +473,7 @@ class _Driver:
             self.stop = disk_full(err) if is_disk_full(err) else RunAborted(f"cannot write records: {err}")
             return
         try:
-            write_artifacts(self.runner.run_dir, out.task_id, out.epoch, out.files)
+            write_artifacts(self.runner.run_dir, out.task_id, out.epoch, out.files, out.inputs)
             self.writer.write_line(out.line)
         except OSError as exc:
             self.stop = disk_full(exc) if is_disk_full(exc) else RunAborted(f"cannot write the run: {exc}")
@@ -506,15 +506,28 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:200] if text else type(exc).__name__
 
 
-def write_artifacts(run_dir: Path, task_id: str, epoch: int, files: dict[str, bytes]) -> None:
+def write_artifacts(run_dir: Path, task_id: str, epoch: int, files: dict[str, bytes],
+                    inputs: dict[str, bytes] | None = None) -> None:
     """Put a task's artifacts in its folder of the run directory (a partial folder from a lost
-    attempt is replaced). A path must stay inside the folder; a content-addressed name must match
-    its bytes."""
+    attempt is replaced; a task that needed no folder gets none), and the shared input copies a
+    worker sent into `RUN/artifacts/.inputs/`. A path must stay inside the folder; a
+    content-addressed name must match its bytes."""
     import shutil
 
+    from toolsight.agents.inputs import SharedInputs
+
+    shared = SharedInputs(shared_inputs_dir(run_dir))
+    for name, data in (inputs or {}).items():
+        m = _CONTENT_NAME.match(name)
+        digest = hashlib.sha256(data).hexdigest()
+        if m is None or digest[:12] != m.group(1):
+            raise OSError(f"task {task_id}: a worker sent a shared input {name!r} whose name is not its content hash")
+        shared.keep(data, PurePosixPath(name).suffix, digest)
     ws = artifact_dir(run_dir, task_id, epoch)
     if ws.exists():
         shutil.rmtree(ws)
+    if not files:
+        return
     ws.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
         rel = PurePosixPath(name)

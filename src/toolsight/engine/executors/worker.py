@@ -31,9 +31,10 @@ from toolsight.calls.task import CallerModel
 from toolsight.engine.manifest import isolation
 from toolsight.engine.options import RunOptions
 from toolsight.engine.runner import Runner, _size_sandbox, load_for_run
-from toolsight.engine.store import artifact_dir, record_line
+from toolsight.engine.store import SHARED_INPUTS, artifact_dir, artifact_files, record_line
 from toolsight.engine.summary import record_counts
 from toolsight.errors import EXIT_ABORTED, RunAborted
+from toolsight.log.record import Record
 from toolsight.scoring.base import ScoreContext
 from toolsight.tasks.dataset import task_hashes
 
@@ -57,6 +58,8 @@ class TaskOutcome:
     epoch: int = 1
     line: str = ""  # the record (one JSON line), or "" when the run must stop (`abort`)
     files: dict[str, bytes] = field(default_factory=dict)  # the task's artifacts: relative path -> bytes
+    #: the run's shared input copies (`RUN/artifacts/.inputs/`) this worker has not sent before: name -> bytes
+    inputs: dict[str, bytes] = field(default_factory=dict)
     abort: str | None = None  # a RunAborted message: nothing more can succeed (credentials, outage, disk)
     abort_code: int = EXIT_ABORTED
     counts: dict[str, Any] = field(default_factory=dict)  # what the driver's summary line counts
@@ -94,6 +97,7 @@ class TaskWorker:
         model = get_model(opts.model.spec, base_url=opts.model.base_url)
         judge = get_model(opts.scoring.judge, base_url=opts.scoring.judge_base_url) if opts.scoring.judge else None
         self.runner = Runner(opts, bench, loaded, model, judge=judge)
+        self._shipped: set[str] = set()  # shared input copies already sent to the driver
         self.tasks = self.runner.selected  # compact: each task is built when it runs
         self.caller: ModelCaller | None = None
         self.judge_caller: ModelCaller | None = None
@@ -151,8 +155,19 @@ class TaskWorker:
         files = collect_files(ws)
         shutil.rmtree(ws, ignore_errors=True)
         return TaskOutcome(task_id=task_id, epoch=epoch, line=self._rewrite(record_line(rec)), files=files,
+                           inputs=self._new_inputs(rec),
                            counts=record_counts(rec), limits=self._drain(), worker=self.name,
                            sent=self.runner.tasks.sent.drain())
+
+    def _new_inputs(self, rec: Record) -> dict[str, bytes]:
+        """The shared copies of the record's input images that this worker has not shipped yet (a
+        task that needed no workspace of its own has its inputs only there)."""
+        out: dict[str, bytes] = {}
+        for p in artifact_files(self.scratch_run, rec).values():
+            if p.parent.name == SHARED_INPUTS and p.name not in self._shipped and p.is_file():
+                out[p.name] = p.read_bytes()
+                self._shipped.add(p.name)
+        return out
 
     def _rewrite(self, line: str) -> str:
         """Paths under the scratch run directory become the same paths under the driver's."""
