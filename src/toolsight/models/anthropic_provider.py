@@ -171,6 +171,8 @@ class AnthropicModel(Model):
                 args["system"] = blocks
         if tools:
             args["tools"] = tools_to_wire(tools)
+            if config.tool_choice is not None:
+                args["tool_choice"] = {"type": config.tool_choice}
         if budget:
             args["thinking"] = {"type": "enabled", "budget_tokens": budget}
         if config.reasoning_effort is not None:
