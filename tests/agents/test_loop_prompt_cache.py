@@ -135,12 +135,12 @@ def test_anthropic_breakpoints_are_on_the_system_prompt_and_the_last_two_user_me
 
 
 def test_the_last_round_only_reads_the_cache(tmp_path: Path) -> None:
-    bodies, _ = _run(tmp_path, "anthropic", max_rounds=ROUNDS, no_tools_on_last_round=True)
-    last = bodies[-1]
-    # no round will read what the last one could write
-    users = [i for i, m in enumerate(last["messages"]) if m["role"] == "user"]
-    assert _marks(last) == [("system", 0), ("message", users[-2])]
+    bodies, outs, _ = _calls(tmp_path, "anthropic", max_rounds=ROUNDS, no_tools_on_last_round=True)
+    # no round will read what the last one could write, and with a new tool_choice Anthropic can read
+    # only the tools and the system prompt: one breakpoint, on the system prompt
+    assert _marks(bodies[-1]) == [("system", 0)]
     assert _marks(bodies[-2])[-1] == ("message", len(bodies[-2]["messages"]) - 1)
+    assert outs[-1].usage.cache_write_tokens == 0 and outs[-1].usage.cache_read_tokens > 1024
 
 
 # --- no_tools_on_last_round: the last round keeps the tools and forbids them -------------------------
