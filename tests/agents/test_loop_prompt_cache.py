@@ -22,8 +22,8 @@ from toolsight.agents.images import ImageBudget, apply_image_budget
 from toolsight.agents.inputs import register_inputs
 from toolsight.agents.loop import Agent
 from toolsight.agents.settings import AgentSettings
-from toolsight.log.trajectory import Trajectory
 from toolsight.log.toolspec import ToolSpec
+from toolsight.log.trajectory import Trajectory
 from toolsight.models.base import GenerateConfig, ImagePart, Message, ModelOutput
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import ScriptedServer
@@ -173,7 +173,7 @@ def test_a_tool_call_on_the_forbidden_last_round_ends_the_turn_as_the_official_l
     stray = Step(text="Let me look once more.", tool_calls=[ScriptedCall(name="crop", arguments={
         "image": "img.png", "bbox": [0, 0, 0.5, 0.5]})])
     script = Script(steps=[*_script().steps[:-1], stray])
-    caps = {"max_rounds": ROUNDS, "no_tools_on_last_round": True}
+    caps: dict[str, Any] = {"max_rounds": ROUNDS, "no_tools_on_last_round": True}
     bodies, _, traj = _calls(tmp_path / "toolsight", provider, script=script, **caps)
     official_bodies, _, official = _calls(tmp_path / "official", provider, loop="official", script=script, **caps)
     assert "tools" in bodies[-1] and "tools" not in official_bodies[-1]

@@ -125,6 +125,6 @@ def test_a_tool_call_on_the_last_call_is_not_run(miniweb: Path, tmp_path: Path) 
 
 
 def test_the_official_loop_asks_for_no_caching(miniweb: Path, tmp_path: Path) -> None:
-    bodies, outs, _ = _run(miniweb, tmp_path, "openai", loop="official")
+    bodies, _, _ = _run(miniweb, tmp_path, "openai", loop="official")
     assert all(b["tool_choice"] == "auto" for b in bodies)  # the reference's, also on its last call
     assert not any(_marked(b) for b in bodies)
