@@ -112,9 +112,14 @@ def test_no_tools_offered_on_last_round_and_notes(tmp_path: Path) -> None:
 
     s = AgentSettings(tools=["crop"], max_rounds=3, no_tools_on_last_round=True,
                       remaining_note="[Note: You have {n} more conversation opportunities remaining.]")
+    traj, _ = _run(tmp_path / "o", StepModel(policy), s.model_copy(update={"loop": "official"}))
+    assert offered == [1, 1, 0] and traj.turns[0].stop_reason == "answered"
+    # the toolsight loop keeps the tools, forbidden (tool_choice none: tests/agents/test_loop_prompt_cache.py);
+    # this model calls a tool anyway, which is not run: a reply with no answer
+    offered.clear()
     model = StepModel(policy)
     traj, _ = _run(tmp_path, model, s)
-    assert offered == [1, 1, 0] and traj.turns[0].stop_reason == "answered"
+    assert offered == [1, 1, 1] and traj.turns[0].stop_reason == "no_answer" and len(traj.tool_calls) == 2
     tool_text = [m.text for m in model.seen[1] if m.role == "tool"][-1]
     assert "You have 2 more conversation opportunities remaining." in tool_text
     s2 = s.model_copy(update={"last_round_note": "Last call. Answer: {question}"})

@@ -22,8 +22,9 @@ from toolsight.agents.images import ImageBudget, apply_image_budget
 from toolsight.agents.inputs import register_inputs
 from toolsight.agents.loop import Agent
 from toolsight.agents.settings import AgentSettings
+from toolsight.log.toolspec import ToolSpec
 from toolsight.log.trajectory import Trajectory
-from toolsight.models.base import ImagePart, Message
+from toolsight.models.base import GenerateConfig, ImagePart, Message, ModelOutput
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import ScriptedServer
 from toolsight.models.scripted.script import Script, ScriptedCall, Step
@@ -41,24 +42,36 @@ def _script() -> Script:
     return Script(steps=[*crops, Step(text="<answer>42</answer>")])
 
 
-def _run(tmp_path: Path, provider: str, loop: str = "toolsight", **caps: Any) -> tuple[list[dict[str, Any]], Trajectory]:
+def _calls(tmp_path: Path, provider: str, loop: str = "toolsight", script: Script | None = None,
+           **caps: Any) -> tuple[list[dict[str, Any]], list[ModelOutput], Trajectory]:
+    """The request bodies the server received, the replies the loop got (with their usage), the trajectory."""
     write_png(tmp_path / "ds" / "img.png", 80, 60)
     task = Task.model_validate({"id": "t1", "turns": [{"prompt": "How many squares?", "images": [{"path": "img.png"}]}]})
     box = Toolbox([crop], ArtifactStore(tmp_path / "ws"), task.id)
     inputs = register_inputs(task, tmp_path / "ds", box)
     settings = AgentSettings(tools=["crop"], system_prompt=SYSTEM, loop=loop, **caps)  # type: ignore[arg-type]
-    with ScriptedServer(_script()) as srv:
+    outs: list[ModelOutput] = []
+    with ScriptedServer(script or _script()) as srv:
         url = srv.openai_base_url if provider == "openai" else srv.base_url
         model = get_model(f"{provider}/test-model", base_url=url, api_key="test-key")
 
+        async def generate(msgs: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
+            outs.append(await model.generate(msgs, tools, config))
+            return outs[-1]
+
         async def go() -> Trajectory:
             try:
-                return await Agent(model, settings).run(task, box, inputs)
+                return await Agent(model, settings, generate).run(task, box, inputs)
             finally:
                 await model.aclose()
 
         traj = asyncio.run(go())
         bodies = [r.body for r in srv.requests]
+    return bodies, outs, traj
+
+
+def _run(tmp_path: Path, provider: str, loop: str = "toolsight", **caps: Any) -> tuple[list[dict[str, Any]], Trajectory]:
+    bodies, _, traj = _calls(tmp_path, provider, loop, **caps)
     assert len(bodies) == ROUNDS and traj.turns[0].response == "<answer>42</answer>"
     return bodies, traj
 
@@ -121,13 +134,56 @@ def test_anthropic_breakpoints_are_on_the_system_prompt_and_the_last_two_user_me
     assert traj.usage.cache_write_tokens > 0
 
 
-def test_a_request_without_tools_only_reads_the_cache(tmp_path: Path) -> None:
-    bodies, _ = _run(tmp_path, "anthropic", max_rounds=ROUNDS, no_tools_on_last_round=True)
-    last = bodies[-1]
-    assert "tools" not in last  # the last round offers no tools: no round will read what it could write
-    users = [i for i, m in enumerate(last["messages"]) if m["role"] == "user"]
-    assert _marks(last) == [("system", 0), ("message", users[-2])]
+def test_the_last_round_only_reads_the_cache(tmp_path: Path) -> None:
+    bodies, outs, _ = _calls(tmp_path, "anthropic", max_rounds=ROUNDS, no_tools_on_last_round=True)
+    # no round will read what the last one could write, and with a new tool_choice Anthropic can read
+    # only the tools and the system prompt: one breakpoint, on the system prompt
+    assert _marks(bodies[-1]) == [("system", 0)]
     assert _marks(bodies[-2])[-1] == ("message", len(bodies[-2]["messages"]) - 1)
+    assert outs[-1].usage.cache_write_tokens == 0 and outs[-1].usage.cache_read_tokens > 1024
+
+
+# --- no_tools_on_last_round: the last round keeps the tools and forbids them -------------------------
+
+#: how each provider is told not to call the tools it is offered
+_FORBID = {"openai": ("tool_choice", "none"), "anthropic": ("tool_choice", {"type": "none"}),
+           "google": ("toolConfig", {"functionCallingConfig": {"mode": "NONE"}})}
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "google"])
+def test_the_last_round_sends_the_tools_with_tool_choice_none_and_reads_the_cache(tmp_path: Path,
+                                                                                 provider: str) -> None:
+    bodies, outs, traj = _calls(tmp_path, provider, max_rounds=ROUNDS, no_tools_on_last_round=True)
+    assert len(bodies) == ROUNDS and traj.turns[0].response == "<answer>42</answer>"
+    key, forbid = _FORBID[provider]
+    assert bodies[-1]["tools"] == bodies[0]["tools"]
+    assert bodies[-1][key] == forbid
+    assert all(key not in b for b in bodies[:-1])  # earlier rounds: the provider's default (auto)
+    last, before = outs[-1].usage, outs[-2].usage
+    assert last.cache_read_tokens > 1024  # at least the tools and the system prompt
+    if provider != "anthropic":  # implicit caches: the whole previous request (OpenAI: in 128-token steps)
+        assert last.cache_read_tokens >= before.input_tokens - 127
+    # Anthropic: a change of tool_choice invalidates the cached messages, not the tools and system prompt
+    assert last.cache_read_tokens < last.input_tokens
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "google"])
+def test_a_tool_call_on_the_forbidden_last_round_ends_the_turn_as_the_official_loop_does(tmp_path: Path,
+                                                                                         provider: str) -> None:
+    stray = Step(text="Let me look once more.", tool_calls=[ScriptedCall(name="crop", arguments={
+        "image": "img.png", "bbox": [0, 0, 0.5, 0.5]})])
+    script = Script(steps=[*_script().steps[:-1], stray])
+    caps: dict[str, Any] = {"max_rounds": ROUNDS, "no_tools_on_last_round": True}
+    bodies, _, traj = _calls(tmp_path / "toolsight", provider, script=script, **caps)
+    official_bodies, _, official = _calls(tmp_path / "official", provider, loop="official", script=script, **caps)
+    assert "tools" in bodies[-1] and "tools" not in official_bodies[-1]
+    turn, ref = traj.turns[0], official.turns[0]
+    assert len(bodies) == ROUNDS and len(traj.tool_calls) == ROUNDS - 1  # the stray call never ran
+    assert (turn.stop_reason, turn.response, turn.rounds, turn.tool_calls) == \
+        ("answered", "Let me look once more.", ROUNDS, ROUNDS - 1)
+    assert (ref.stop_reason, ref.response, ref.rounds, ref.tool_calls) == \
+        (turn.stop_reason, turn.response, turn.rounds, turn.tool_calls)
+    assert [c.name for c in official.tool_calls] == [c.name for c in traj.tool_calls]
 
 
 def test_official_loops_send_no_cache_marks(tmp_path: Path) -> None:

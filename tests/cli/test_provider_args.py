@@ -103,3 +103,13 @@ def test_dotenv_supplies_the_key_and_endpoint_and_the_environment_wins(tmp_path:
     r = ts("run", str(ds), "-m", "openai/gpt-x", "--limit", "1", cwd=tmp_path)
     assert_one_error_line(r, 2, "OPENAI_API_KEY")
     assert json.loads((tmp_path / "r1" / "manifest.json").read_text())["model"] == "openai/gpt-x"
+
+
+def test_tool_choice_from_the_command_line_goes_in_the_body_as_given() -> None:
+    """`GenerateConfig.tool_choice` (auto / none) is the loops' own; `-M tool_choice=…` stays a body
+    field, so any provider's value (OpenAI's `required`, Anthropic's `{"type": "any"}`) is sent as given."""
+    from toolsight.api.options import generation
+
+    for value in ("required", {"type": "any"}, "none"):
+        gen = generation(None, {"tool_choice": value, "top_p": 0.5})
+        assert gen.extra_body == {"tool_choice": value} and gen.tool_choice is None and gen.top_p == 0.5

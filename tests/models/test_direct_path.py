@@ -21,6 +21,7 @@ CONFIGS = [
                    timeout=20, extra_body={"custom": {"a": 1}}),
     GenerateConfig(thinking_budget=1000, temperature=0, timeout=20),
     GenerateConfig(timeout=20),
+    GenerateConfig(timeout=20, tool_choice="none"),
 ]
 
 
@@ -75,7 +76,7 @@ def _headers(provider: str, h: dict[str, str]) -> dict[str, str]:
     return {k.lower(): v for k, v in h.items() if k.lower() not in skip}
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=["all-settings", "thinking", "defaults"])
+@pytest.mark.parametrize("config", CONFIGS, ids=["all-settings", "thinking", "defaults", "tool-choice-none"])
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_direct_path_sends_what_the_sdk_sends(provider: str, config: GenerateConfig, tmp_path: Path) -> None:
     sdk_outs, (sdk_reqs, _) = _conversation(provider, False, config, tmp_path)
@@ -87,6 +88,10 @@ def test_direct_path_sends_what_the_sdk_sends(provider: str, config: GenerateCon
         # same headers, and (openai, anthropic) the same Content-Length: the bytes the SDK would send
         assert _headers(provider, ours.headers) == _headers(provider, theirs.headers)
     assert outs == sdk_outs
+    if config.tool_choice == "none":  # each provider's way of forbidding the tools it is offered
+        key, value = {"openai": ("tool_choice", "none"), "anthropic": ("tool_choice", {"type": "none"}),
+                      "google": ("toolConfig", {"functionCallingConfig": {"mode": "NONE"}})}[provider]
+        assert all(r.body[key] == value for r in reqs)
     assert [c.id for o in outs for c in o.tool_calls] == ["c1", "c2"]
     assert outs[0].message.reasoning == "look closer" and outs[2].text == "<answer>7</answer>"
     # openai/anthropic learn the route from the SDK's first request; google's comes from the SDK's

@@ -131,3 +131,32 @@ def test_the_cache_can_be_switched_off_and_totals_do_not_change(provider: str) -
     assert on.usage.cache_read_tokens > 0
     assert (off.usage.cache_read_tokens, off.usage.cache_write_tokens) == (0, 0)
     assert off.usage.input_tokens == on.usage.input_tokens
+
+
+
+def _anthropic_usage(srv: ScriptedServer, body: dict[str, Any]) -> dict[str, Any]:
+    req = urllib.request.Request(srv.base_url + "/v1/messages", data=json.dumps(body).encode(),
+                                 headers={"content-type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        usage: dict[str, Any] = json.loads(r.read())["usage"]
+    return usage
+
+
+def test_anthropic_a_new_tool_choice_reads_the_tools_and_system_prompt_but_not_the_messages() -> None:
+    """Anthropic: changing `tool_choice` invalidates the cached message blocks, not the tools and
+    system prompt before them (the toolsight loop's forbidden last round sends `tool_choice: none`)."""
+    mark = {"type": "ephemeral"}
+    body: dict[str, Any] = {
+        "model": "claude-x", "max_tokens": 10,
+        "tools": [{"name": "crop", "description": "Crop. " * 50, "input_schema": {"type": "object"}}],
+        "system": [{"type": "text", "text": LONG, "cache_control": mark}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": SHORT, "cache_control": mark}]}]}
+    with ScriptedServer(Script(steps=[Step(text="ok")])) as srv:
+        first = _anthropic_usage(srv, body)
+        auto = _anthropic_usage(srv, {**body, "tool_choice": {"type": "auto"}})  # the default, said aloud
+        none = _anthropic_usage(srv, {**body, "tool_choice": {"type": "none"}})
+    total = first["cache_creation_input_tokens"]
+    assert first["cache_read_input_tokens"] == 0 and total > 2 * MIN_CACHED_TOKENS
+    assert (auto["cache_read_input_tokens"], auto["input_tokens"]) == (total, 0)
+    assert MIN_CACHED_TOKENS < none["cache_read_input_tokens"] < total  # the tools and the system prompt
+    assert none["cache_read_input_tokens"] + none["cache_creation_input_tokens"] == total  # the messages again

@@ -11,6 +11,11 @@ SDK call the original makes, so the request body is the original's byte for byte
 goes through the run's connection limit, retries and outage breaker (`generate.call_raw`), never
 the response cache. Other providers, and the `toolsight` loop, get the same messages as toolsight
 messages through the run's `generate` (retries, cache), with the same parameters.
+
+Both agents only ever append to their conversation, so in the `toolsight` loop each request repeats
+the previous one and asks for prompt caching (`prompt_cache`, as the toolsight agent loop does:
+`write` while another call may follow, `read` on a turn's last allowed call); the official loop
+asks for none, so its requests stay the driver's.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings, QuestionView
@@ -42,6 +47,8 @@ from toolsight.tools.base import Toolbox
 Params = Mapping[str, Any]
 #: messages -> the framework's own wire dicts (content shapes, image labels)
 Wire = Callable[[list[Message]], list[dict[str, Any]]]
+#: `GenerateConfig.prompt_cache`
+PromptCache = Literal["off", "read", "write"]
 
 
 class QuestionViewError(ToolsightError):
@@ -107,10 +114,16 @@ def question_only(settings: AgentSettings, turn: Turn) -> str:
     return _render(view_of(settings).question, turn)
 
 
-def generate_config(params: Params) -> GenerateConfig:
+def generate_config(params: Params, prompt_cache: PromptCache = "off") -> GenerateConfig:
     """The framework's parameters as toolsight generation settings (for `generate`)."""
     keys = ("temperature", "top_p", "max_tokens", "stop", "timeout")
-    return GenerateConfig(**{k: params[k] for k in keys if params.get(k) is not None})
+    return GenerateConfig(**{k: params[k] for k in keys if params.get(k) is not None}, prompt_cache=prompt_cache)
+
+
+def prompt_cache(official: bool, last: bool) -> PromptCache:
+    """What a framework's call asks of the provider's prompt cache: nothing in the official loop;
+    in the toolsight loop `write` (another call may read it), or `read` on the last call allowed."""
+    return "off" if official else "read" if last else "write"
 
 
 def _usage(resp: Mapping[str, Any]) -> Usage:
@@ -130,9 +143,10 @@ def _parse(model: Model, resp: dict[str, Any]) -> ModelOutput:
 
 
 async def ask(model: Model, generate: Generate, messages: list[Message], wire: Wire, params: Params, *,
-              official: bool, traj: Trajectory) -> tuple[str | None, ModelOutput]:
+              official: bool, traj: Trajectory, cache: PromptCache = "off") -> tuple[str | None, ModelOutput]:
     """One model call (see the module docstring). Returns the reply's content as the original reads it
-    (`None` when the server sent none) and the parsed output; counts the call and its usage."""
+    (`None` when the server sent none) and the parsed output; counts the call and its usage. `cache`:
+    the request's `GenerateConfig.prompt_cache` when it goes through `generate` (`prompt_cache()`)."""
     raw = getattr(model, "chat_completions_raw", None)
     traj.model_calls += 1
     if official and raw is not None:
@@ -158,7 +172,7 @@ async def ask(model: Model, generate: Generate, messages: list[Message], wire: W
         content = (choice.get("message") or {}).get("content")
         text = content if isinstance(content, str) else None
     else:
-        out = await generate(messages, [], generate_config(params))
+        out = await generate(messages, [], generate_config(params, cache))
         text = out.message.text if out.message.content else None
         if out.cached:
             traj.cache_hits += 1
@@ -202,6 +216,7 @@ __all__ = [
     "finishing",
     "generate_config",
     "option_texts",
+    "prompt_cache",
     "question_only",
     "question_text",
     "strip_options",

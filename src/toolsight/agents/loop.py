@@ -9,7 +9,10 @@ In the toolsight loop (`settings.loop == "toolsight"`) a request never rewrites 
 previous one sent — it only appends — so providers' prompt caches serve each round's prefix: the
 image budget is decided once per image (`images.ImageBudget`), downscaled copies are made once per
 image, and requests ask for prompt caching (`GenerateConfig.prompt_cache`: Anthropic breakpoints; `write`
-when the request offers tools, so another round may read it, else only `read`).
+when the request offers tools, so another round may read it, else only `read`). The last round of
+`no_tools_on_last_round` keeps the tool definitions, which open the cached prefix, and forbids their
+use (`GenerateConfig.tool_choice = "none"`); a tool call the model makes anyway is ignored, as on
+the official loop's last round, which offers no tools.
 Official loops subclassing `Agent` keep the sliding image window and send no cache marks.
 """
 
@@ -99,6 +102,8 @@ class Agent:
             self.last_config = settings.generate.model_copy(update={"prompt_cache": "read"})
         else:
             self.config = self.last_config = settings.generate
+        #: the toolsight loop's tools-forbidden last round (`_offer`): nothing follows it, so it only reads
+        self.forbid_config = self.last_config.model_copy(update={"tool_choice": "none"})
 
     def _image_part(self, art: Artifact, toolbox: Toolbox) -> ImagePart:
         path = toolbox.store.path(art)
@@ -143,14 +148,14 @@ class Agent:
         return traj
 
     async def _call_model(self, msgs: list[Message], specs: list[ToolSpec], traj: Trajectory,
-                          budget: ImageBudget | None = None) -> ModelOutput:
+                          budget: ImageBudget | None = None, forbid: bool = False) -> ModelOutput:
         """One model call; `budget` (the toolsight loop's, one per turn) decides which images are sent,
-        else the newest `max_images_in_context` are."""
+        else the newest `max_images_in_context` are; `forbid`: the tools are sent but may not be called."""
         if budget is not None:
             prepared = budget.apply(msgs)
         else:
             prepared = apply_image_budget(msgs, self.settings.max_images_in_context)
-        config = self.config if specs else self.last_config
+        config = self.forbid_config if forbid else self.config if specs else self.last_config
         out = await self.generate(prepared, [] if self.text_protocol else specs, config)
         traj.model_calls += 1
         traj.usage = traj.usage + out.usage
@@ -183,11 +188,10 @@ class Agent:
             if capped is not None:
                 stop = capped
                 break
-            last_round = st.rounds == s.max_rounds - 1
-            offer = specs if specs and not (s.no_tools_on_last_round and last_round) else []
+            offer, forbid = self._offer(specs, last_round=st.rounds == s.max_rounds - 1)
             st.rounds += 1
             try:
-                out = await self._call_model([*history, *st.msgs], offer, traj, st.budget)
+                out = await self._call_model([*history, *st.msgs], offer, traj, st.budget, forbid)
             except ModelError as exc:
                 traj.stop_reason = "model_error"
                 traj.messages.extend(st.msgs)
@@ -198,7 +202,7 @@ class Agent:
                 raise TaskFailed(f"model error: {exc}", traj) from exc
             st.msgs.append(out.message)
             response = out.message.text
-            tool_calls = out.message.tool_calls if offer or self.text_protocol else []
+            tool_calls = out.message.tool_calls if (offer and not forbid) or self.text_protocol else []
             if not tool_calls:
                 if self._nudged(st, response):
                     continue
@@ -216,6 +220,16 @@ class Agent:
             ),
             st.msgs,
         )
+
+    def _offer(self, specs: list[ToolSpec], last_round: bool) -> tuple[list[ToolSpec], bool]:
+        """The tools a round offers, and whether it forbids calling them. On the last round of
+        `no_tools_on_last_round` the official loop (and a text-protocol one) offers none; the toolsight
+        loop keeps them in the request — they open the cached prefix — with `tool_choice: none`."""
+        if not specs or not (self.settings.no_tools_on_last_round and last_round):
+            return specs, False
+        if self.toolsight_loop and not self.text_protocol:
+            return specs, True
+        return [], False
 
     def _open_turn(self, turn: Turn, toolbox: Toolbox, inputs: dict[str, Artifact]) -> _TurnState:
         """The turn's user message with its images (all, or the first only)."""

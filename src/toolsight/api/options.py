@@ -26,8 +26,10 @@ class OptionsError(ToolsightError):
     """A bad option (flag or keyword): one line naming it and the fix."""
 
 
-#: generation settings every provider maps itself (docs/models.md); any other -M key is sent in the body
-GENERATE_FIELDS = tuple(k for k in GenerateConfig.model_fields if k != "extra_body")
+#: generation settings every provider maps itself (docs/models.md); any other -M key is sent in the body.
+#: `tool_choice` is not one: `-M tool_choice=…` goes in the body as it is (any provider's value), as it
+#: always has; `GenerateConfig.tool_choice` is the loops' own (auto / none, mapped per provider)
+GENERATE_FIELDS = tuple(k for k in GenerateConfig.model_fields if k not in ("extra_body", "tool_choice"))
 
 
 def _near(word: str, choices: Iterable[str]) -> str:

@@ -11,6 +11,10 @@ breakpoints (`cache_breakpoints`): on the system prompt, on the user message bef
 assistant reply (the previous round's prefix, read from the cache) and, with `write`, on the last
 user message (this round's prefix, written for the next round) — at most three of the four Anthropic
 allows. A request no round will follow (`read`) writes nothing new: a cache write costs 1.25× input.
+A `read` request that forbids its tools (`tool_choice: none`, the toolsight loop's last round after
+rounds that allowed them) is marked on the system prompt only: Anthropic keys cached message blocks
+by `tool_choice`, so only the tools and system prompt can be read, and a breakpoint in the messages
+would only write what no request reads.
 """
 
 from __future__ import annotations
@@ -99,15 +103,15 @@ EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4
 
 
-def cache_breakpoints(system: str | None, wire: list[dict[str, Any]], write: bool = True
+def cache_breakpoints(system: str | None, wire: list[dict[str, Any]], write: bool = True, messages: bool = True
                       ) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
     """(system blocks, messages) with `cache_control` breakpoints, new copies of the blocks marked:
     the system prompt's block, the last content block of the user message before the last one and,
-    with `write`, of the last one. In a tool loop request i+1 repeats request i and adds an assistant
-    reply and a user message, so the breakpoint that wrote request i's prefix is the one request i+1
-    reads."""
+    with `write`, of the last one (none in the messages without `messages`). In a tool loop request
+    i+1 repeats request i and adds an assistant reply and a user message, so the breakpoint that
+    wrote request i's prefix is the one request i+1 reads."""
     sys_blocks = [{"type": "text", "text": system, "cache_control": EPHEMERAL}] if system else None
-    users = [i for i, m in enumerate(wire) if m["role"] == "user" and m["content"]]
+    users = [i for i, m in enumerate(wire) if m["role"] == "user" and m["content"]] if messages else []
     out = list(wire)
     for i in users[-2:] if write else users[-2:-1]:
         content = list(out[i]["content"])
@@ -166,11 +170,15 @@ class AnthropicModel(Model):
         if system:
             args["system"] = system
         if config.prompt_cache != "off" and config.wire is None:
-            blocks, args["messages"] = cache_breakpoints(system, wire, write=config.prompt_cache == "write")
+            write = config.prompt_cache == "write"
+            blocks, args["messages"] = cache_breakpoints(
+                system, wire, write=write, messages=write or not (tools and config.tool_choice == "none"))
             if blocks:
                 args["system"] = blocks
         if tools:
             args["tools"] = tools_to_wire(tools)
+            if config.tool_choice is not None:
+                args["tool_choice"] = {"type": config.tool_choice}
         if budget:
             args["thinking"] = {"type": "enabled", "budget_tokens": budget}
         if config.reasoning_effort is not None:

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from toolsight.errors import ToolsightError
 from toolsight.log.messages import (  # re-exported: the message types live in the run log (layer 1)
@@ -73,6 +73,20 @@ class GenerateConfig(BaseModel):
     #: round to read. Set by the toolsight loop, never by official loops; it does not change the
     #: reply, so it is not part of the response-cache key
     prompt_cache: Literal["off", "read", "write"] = "off"
+    #: whether the model may call the tools a request offers (sent only with tools): `auto` (the
+    #: providers' default) or `none` — OpenAI `tool_choice: "none"`, Anthropic `{"type": "none"}`, Gemini
+    #: `toolConfig.functionCallingConfig.mode: NONE`. None sends nothing. The toolsight loop's last round
+    #: of `no_tools_on_last_round` keeps the tools (the start of the cached prefix) and forbids them
+    tool_choice: Literal["auto", "none"] | None = None
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Left out of dumps while unset, so a config without it serializes as before (response-cache
+        keys and recorded manifests stay the same)."""
+        out: dict[str, Any] = handler(self)
+        if out.get("tool_choice", "") is None:
+            del out["tool_choice"]
+        return out
 
     def is_deterministic(self) -> bool:
         return self.temperature == 0 or self.seed is not None

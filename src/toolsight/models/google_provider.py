@@ -174,6 +174,8 @@ class GoogleModel(Model):
         body: dict[str, Any] = {"contents": contents}
         if tools:
             body["tools"] = self._tools(tools)
+            if config.tool_choice is not None:
+                body["toolConfig"] = self._tool_config(config.tool_choice)
         body.update(config.extra_body)
         cfg: dict[str, Any] = {
             "http_options": {**self._http_options(config), "extra_body": body},
@@ -201,6 +203,11 @@ class GoogleModel(Model):
         return [{"functionDeclarations": [
             {"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters} for t in tools
         ]}]
+
+    @staticmethod
+    def _tool_config(choice: str) -> dict[str, Any]:
+        """`GenerateConfig.tool_choice` as Gemini's function-calling mode (AUTO or NONE)."""
+        return {"functionCallingConfig": {"mode": choice.upper()}}
 
     @staticmethod
     def _thinking(config: GenerateConfig) -> dict[str, Any]:
@@ -237,6 +244,8 @@ class GoogleModel(Model):
         body["generationConfig"] = gen
         if tools:
             body["tools"] = self._tools(tools)
+            if config.tool_choice is not None:
+                body["toolConfig"] = self._tool_config(config.tool_choice)
         if config.extra_body:
             from google.genai import _common as genai_common
 

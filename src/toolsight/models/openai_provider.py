@@ -148,8 +148,9 @@ class OpenAIModel(Model):
             body["reasoning_effort"] = config.reasoning_effort
         if tools:
             body["tools"] = tools_to_wire(tools)
-            if profile is not None and profile.tool_choice is not None:
-                body["tool_choice"] = profile.tool_choice
+            choice = profile.tool_choice if profile is not None else config.tool_choice
+            if choice is not None:
+                body["tool_choice"] = choice
         if profile is not None and profile.stream is not None:
             body["stream"] = profile.stream
         body.update(config.extra_body)

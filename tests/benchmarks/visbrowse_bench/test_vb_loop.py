@@ -67,7 +67,12 @@ def test_fifteen_rounds_then_must_answer_then_no_answer(miniweb: Path, tmp_path:
 
     corrected = ScriptModel([calls("Searching.", ("text_search", {"query": "x"}))])
     _run(miniweb, tmp_path / "c", corrected, loop="toolsight")
-    assert corrected.requests[-1][1] == []  # the corrected loop forces an answer on the last call
+    # the corrected loop forces an answer on the last call: the tools stay (the cached prefix), forbidden
+    _, final_tools, final_config = corrected.requests[-1]
+    assert len(final_tools) == 5 and final_config.tool_choice == "none" and final_config.prompt_cache == "read"
+    assert {c.tool_choice for _, _, c in corrected.requests[:-1]} == {"auto"}
+    assert {c.prompt_cache for _, _, c in corrected.requests[:-1]} == {"write"}
+    assert {c.prompt_cache for _, _, c in model.requests} == {"off"}  # the official loop asks for no caching
 
 
 def _ctx() -> Any:

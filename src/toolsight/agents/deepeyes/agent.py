@@ -16,7 +16,8 @@ neither an answer nor a tool call is not appended (the same request is sent agai
 images are labelled `image/jpeg`. `toolsight` loop: `json.loads`, the box clamped to the image, the
 schema's `required: ["bbox_2d"]`, a bad call answered with an "Error: …" user turn (as DeepEyes'
 training loop does) and the turn going on, a reply with neither an answer nor a tool call ending the
-turn, images labelled with their real type; requests through the run's `generate`.
+turn, images labelled with their real type; requests through the run's `generate`, asking for prompt
+caching (each request repeats the previous one: `framework.prompt_cache`).
 
 Every reply is in the trajectory, also one the official loop does not send back. Several images: all
 are sent (the original takes one); zooms cut the first image of the latest turn that has images.
@@ -32,7 +33,7 @@ from typing import Literal
 from toolsight.agents.deepeyes import protocol as P
 from toolsight.agents.deepeyes.prompts import system_prompt
 from toolsight.agents.deepeyes.zoom import ZoomConfig, ZoomTool, configure
-from toolsight.agents.framework import ask, finishing, option_texts, question_only
+from toolsight.agents.framework import ask, finishing, option_texts, prompt_cache, question_only
 from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
@@ -94,7 +95,8 @@ class DeepEyesAgent:
                 stop = "max_rounds"
                 break
             calls += 1
-            text, _ = await ask(self.model, self.generate, msgs, P.wire, P.PARAMS, official=self.official, traj=traj)
+            text, _ = await ask(self.model, self.generate, msgs, P.wire, P.PARAMS, official=self.official, traj=traj,
+                                cache=prompt_cache(self.official, last=calls == P.MAX_CALLS))
             if text is None:
                 if self.official:
                     raise TaskFailed("DeepEyes' driver stops on a reply without content (TypeError: the reply is "

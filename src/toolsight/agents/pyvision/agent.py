@@ -14,7 +14,8 @@ worker after a timeout), its failures (an empty code block, a reply without cont
 stops with an exception, so the task ends with an error). `toolsight` loop: images labelled with
 their real type, the executor restarted after a timeout (no stale results), an empty code block
 reported to the model, `plt.show()` working in indented code, SystemExit reported, at most 16
-figures per block; requests go through the run's `generate` (retries, cache, any provider).
+figures per block; requests go through the run's `generate` (retries, cache, any provider) and ask for
+prompt caching (each request repeats the previous one: `framework.prompt_cache`).
 
 Multi-turn tasks (a toolsight extension): each later turn is a user message with its images (tagged
 with the next `<image_clue_k>` labels, and loaded into the namespace under those names) and its
@@ -29,7 +30,7 @@ import time
 from typing import Literal
 
 from toolsight.agents.answer import extract_answer
-from toolsight.agents.framework import ask, finishing, question_text
+from toolsight.agents.framework import ask, finishing, prompt_cache, question_text
 from toolsight.agents.loop import TaskFailed
 from toolsight.agents.pyvision import protocol as P
 from toolsight.agents.pyvision.executor import TOOL, ExecutorConfig, PyVisionExecutor, configure
@@ -100,12 +101,14 @@ class PyVisionAgent:
         rounds = calls = 0
         stop: StopReason = "answered"
         reply = ""
+        limit = max(self.settings.max_rounds, SAFETY_ROUNDS)
         while True:
-            if rounds >= max(self.settings.max_rounds, SAFETY_ROUNDS):
+            if rounds >= limit:
                 stop = "max_rounds"
                 break
             rounds += 1
-            text, _ = await ask(self.model, self.generate, msgs, P.wire, P.PARAMS, official=self.official, traj=traj)
+            text, _ = await ask(self.model, self.generate, msgs, P.wire, P.PARAMS, official=self.official, traj=traj,
+                                cache=prompt_cache(self.official, last=rounds == limit))
             if text is None:
                 if self.official:
                     raise TaskFailed("PyVision's driver stops on a reply without content (TypeError: the reply "

@@ -20,8 +20,14 @@ round one assistant reply. It reproduces, bugs included:
 
 The corrected (`loop: toolsight`) mode answers every call in order, shows tool errors to the model
 instead of crashing, nudges a reply that has neither an answer nor a tool call (twice at most),
-puts tool images in
-a following user message when the provider wants them there, and offers no tools on the last call.
+puts tool images in a following user message when the provider wants them there, and forbids the
+tools on the last call (`tool_choice: none`; a tool call made anyway is not run, and the task ends
+`max_rounds` as before). It only appends to the conversation, so each request repeats the previous
+one and asks for prompt caching as the toolsight agent loop does (`GenerateConfig.prompt_cache`:
+`write` while tools may be called, `read` on the last call, which keeps the tool definitions — the
+start of the cached prefix — rather than dropping them). The setting's `tool_choice: "auto"` (in
+`extra_body`, for the reference's wire) becomes `GenerateConfig.tool_choice`, which each provider's
+adapter spells its own way.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from toolsight.benchmarks.visbrowse_bench.wire import INLINE_WIRE, SDK_WIRE
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import (
     Generate,
+    GenerateConfig,
     ImagePart,
     Message,
     Model,
@@ -88,6 +95,10 @@ class VisBrowseAgent:
         #: official: the driver's request shapes (wire.py); images by URL unless inlined (-B inline_images)
         wire = (INLINE_WIRE if inline_images else SDK_WIRE) if official else None
         self.config = settings.generate.model_copy(update={"wire": wire}) if wire is not None else settings.generate
+        #: the last call's settings: the official loop's are the same; the corrected loop's forbid the tools
+        self.final_config = self.config
+        if not official and self.config.wire is None:
+            self.config, self.final_config = _corrected_configs(self.config)
 
     # ---- inputs ---------------------------------------------------------------------------
     def _input_urls(self, task: Task, toolbox: Toolbox, inputs: dict[str, Artifact]) -> list[str]:
@@ -108,11 +119,14 @@ class VisBrowseAgent:
         return out
 
     # ---- model calls --------------------------------------------------------------------------
-    async def _reply(self, msgs: list[Message], specs: list[Any], traj: Trajectory) -> ModelOutput | None:
+    async def _reply(self, msgs: list[Message], specs: list[Any], traj: Trajectory,
+                     final: bool = False) -> ModelOutput | None:
         """One reply with content or tool calls; None after the reference's 11 empty tries."""
+        # a request without tools only reads the cache, as the toolsight agent loop's (a cache write costs more)
+        config = self.final_config if final or not specs else self.config
         for _ in range(GEN_TIMES + 1):
             try:
-                out = await self.generate([_fetchable_images(m) for m in msgs], specs, self.config)
+                out = await self.generate([_fetchable_images(m) for m in msgs], specs, config)
             except ModelError as exc:
                 raise TaskFailed(f"model error: {exc}", traj) from exc
             traj.model_calls += 1
@@ -162,9 +176,7 @@ class VisBrowseAgent:
         max_steps = self.settings.max_rounds
         last_tool_msg: Message | None = None
         while True:
-            final_call = max_steps == 0
-            offer = [] if final_call and not self.official else specs
-            out = await self._reply(msgs, offer, traj)
+            out = await self._reply(msgs, specs, traj, final=max_steps == 0)
             st.rounds += 1
             if out is None:
                 return "no_answer", "", None
@@ -284,6 +296,18 @@ class VisBrowseAgent:
             else:
                 parts.append(TextPart(text=str(p.get("text", ""))))
         return parts
+
+
+def _corrected_configs(config: GenerateConfig) -> tuple[GenerateConfig, GenerateConfig]:
+    """The corrected loop's (per-call, last-call) generation settings: prompt caching as the toolsight
+    agent loop asks for it, and `tool_choice` as a setting every adapter maps (`auto` from the
+    reference's `extra_body`; `none` on the last call)."""
+    extra = dict(config.extra_body)
+    choice = config.tool_choice
+    if extra.get("tool_choice") == "auto":
+        choice = extra.pop("tool_choice")
+    calls = config.model_copy(update={"extra_body": extra, "tool_choice": choice, "prompt_cache": "write"})
+    return calls, calls.model_copy(update={"tool_choice": "none", "prompt_cache": "read"})
 
 
 def _web_url(url: str | None) -> str | None:

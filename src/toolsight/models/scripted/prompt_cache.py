@@ -13,7 +13,8 @@ tokens.py) and splits each new request's input tokens into cached and uncached:
   request reads the longest stored prefix that ends at one of its breakpoints or at most 20 blocks
   before one (Anthropic's look-back); it writes the prefix up to its last breakpoint when that is at
   least 1024 tokens (the cache write counts the tokens after what it read). Without breakpoints
-  nothing is cached.
+  nothing is cached. A change of `tool_choice` (absent = `auto`) invalidates the message blocks but
+  not the tools and system prompt before them, as Anthropic documents.
 - **Gemini** (`usageMetadata.cachedContentTokenCount`): implicit. The longest earlier prefix (in
   whole contents) when it is at least 1024 tokens, not rounded.
 
@@ -58,8 +59,17 @@ class _Piece:
     breakpoint: bool  # an Anthropic `cache_control` mark on this piece
 
 
+@dataclass(frozen=True)
+class _ToolChoice:
+    """Anthropic's `tool_choice` as a piece of the cache order: hashed, but no tokens of the prompt."""
+
+    value: Any
+
+
 def _plain(node: Any) -> bytes:
     """A piece as bytes to hash, without its cache mark (marks move; the content is what is cached)."""
+    if isinstance(node, _ToolChoice):
+        return b"tool_choice:" + orjson.dumps(node.value, option=orjson.OPT_SORT_KEYS)
     if isinstance(node, dict) and "cache_control" in node:
         node = {k: v for k, v in node.items() if k != "cache_control"}
     return orjson.dumps(node, option=orjson.OPT_SORT_KEYS)
@@ -82,6 +92,8 @@ def _layout(body: dict[str, Any], wire: str) -> list[tuple[Any, int]]:
         out.extend((b, 0) for b in system)
     elif system is not None:
         out.append((system, 0))
+    if wire == "anthropic":  # only what follows it (the messages) depends on it
+        out.append((_ToolChoice(body.get("tool_choice") or {"type": "auto"}), 0))
     messages = body.get("messages") or body.get("contents") or body.get("input") or []
     if isinstance(messages, str):
         return [*out, (messages, 0)]
@@ -108,7 +120,8 @@ class PromptCache:
         for node, framing in _layout(body, wire):
             h.update(_plain(node))
             h.update(b"\x00")
-            tokens += framing + node_tokens(node, "openai" if wire == "responses" else wire, model)
+            if not isinstance(node, _ToolChoice):
+                tokens += framing + node_tokens(node, "openai" if wire == "responses" else wire, model)
             out.append(_Piece(h.copy().hexdigest(), tokens, _marked(node)))
         return out
 
