@@ -105,6 +105,37 @@ def _parse_caps(caps: list[str]) -> dict[str, Any]:
     return check_caps(parse_assignments(caps, "--cap", "max_tool_calls=10", form="NAME=VALUE"))
 
 
+# the batch-mode options `run`, `retry` and `score` share (docs/batch.md), defined once
+BatchMode = Annotated[str | None, typer.Option(metavar="[rounds]", help="send the model's calls through its provider's batch API (about half the price, results within 24 h; docs/batch.md): --batch for settings of one call per task, --batch rounds also for tool loops (each round waits for a batch)")]
+JudgeBatch = Annotated[bool, typer.Option("--judge-batch", help="send judge calls through the judge provider's batch API (docs/batch.md)")]
+BatchSize = Annotated[int, typer.Option(min=1, metavar="N", help="batch mode: submit a batch when N requests wait")]
+BatchIdle = Annotated[float, typer.Option(min=0.001, metavar="SECONDS", help="batch mode: ... or when no new request came for this long")]
+BatchPoll = Annotated[float, typer.Option(min=0.001, metavar="SECONDS", help="batch mode: first wait between polls (doubles, up to 60 s)")]
+BatchRetry = Annotated[str, typer.Option(metavar="batch|online", help="batch mode: an expired item, or one that failed with a retryable error (5xx, 429), is asked once more in a new batch (batch) or sent on-line at once (online)")]
+Prices = Annotated[Path | None, typer.Option(metavar="FILE", help="price table (JSON or TOML) merged over toolsight's built-in one, model by model (docs/cost.md)")]
+
+
+def _check_batch_flags(batch: str | None, batch_retry: str) -> None:
+    if batch not in (None, "calls", "rounds"):
+        raise _fail(f"--batch {batch!r}: use --batch (one-call settings) or --batch rounds (tool loops too)", EXIT_USAGE)
+    if batch_retry not in ("batch", "online"):
+        raise _fail(f"--batch-retry {batch_retry!r}: use 'batch' (ask again in a new batch, once) or 'online'",
+                    EXIT_USAGE)
+
+
+def _check_prices(prices: Path | None) -> str | None:
+    """The price file's path after reading it once (a bad one ends here, before anything runs)."""
+    if prices is None:
+        return None
+    from toolsight.metrics.cost import load_prices
+
+    try:
+        load_prices(prices)
+    except ToolsightError as exc:
+        raise _fail(f"--prices: {exc}", EXIT_USAGE) from None
+    return str(prices)
+
+
 @app.command()
 def run(
     target: Annotated[str, typer.Argument(metavar="TARGET", help="a benchmark name (see `toolsight list benchmarks`) or a dataset folder")],
@@ -160,11 +191,13 @@ def run(
     executor: Annotated[str, typer.Option(help="where tasks run: local | ray (docs/scale.md)")] = "local",
     ray_address: Annotated[str | None, typer.Option(metavar="HOST:PORT", help="Ray cluster to join (default: start a local one)")] = None,
     ray_workers: Annotated[int | None, typer.Option(min=1, help="Ray workers (default: one per cluster CPU, at most --concurrency)")] = None,
-    batch: Annotated[str | None, typer.Option(metavar="[rounds]", help="send the model's calls through its provider's batch API (about half the price, results within 24 h; docs/batch.md): --batch for settings of one call per task, --batch rounds also for tool loops (each round waits for a batch)")] = None,
-    judge_batch: Annotated[bool, typer.Option("--judge-batch", help="send judge calls through the judge provider's batch API")] = False,
-    batch_size: Annotated[int, typer.Option(min=1, metavar="N", help="batch mode: submit a batch when N requests wait")] = 100,
-    batch_idle: Annotated[float, typer.Option(min=0.001, metavar="SECONDS", help="batch mode: ... or when no new request came for this long")] = 5.0,
-    batch_poll: Annotated[float, typer.Option(min=0.001, metavar="SECONDS", help="batch mode: first wait between polls (doubles, up to 60 s)")] = 5.0,
+    batch: BatchMode = None,
+    judge_batch: JudgeBatch = False,
+    batch_size: BatchSize = 100,
+    batch_idle: BatchIdle = 5.0,
+    batch_poll: BatchPoll = 5.0,
+    batch_retry: BatchRetry = "batch",
+    prices: Prices = None,
 ) -> None:
     """Run a benchmark or a dataset folder with a model.
 
@@ -186,8 +219,8 @@ def run(
         raise _fail(f"--scorer-mode {scorer_mode!r}: use 'official' or 'corrected'", EXIT_USAGE)
     if loop not in (None, "official", "toolsight"):
         raise _fail(f"--loop {loop!r}: use 'official' or 'toolsight'", EXIT_USAGE)
-    if batch not in (None, "calls", "rounds"):
-        raise _fail(f"--batch {batch!r}: use --batch (one-call settings) or --batch rounds (tool loops too)", EXIT_USAGE)
+    _check_batch_flags(batch, batch_retry)
+    price_file = _check_prices(prices)
     if history not in (None, "gold", "model"):
         raise _fail(f"--history {history!r}: use 'gold' (earlier turns' gold answers) or 'model'", EXIT_USAGE)
     if reasoning_effort not in (None, "minimal", "low", "medium", "high"):
@@ -223,7 +256,8 @@ def run(
             task_ids=[i for item in task_id or [] for i in item.split(",") if i] or None, tags=tags, epochs=epochs,
             retries=retries, backoff_base=backoff_base, task_timeout=task_timeout, outage_timeout=outage_timeout,
             max_retry_after=max_retry_after, cache=not no_cache, executor=executor, ray_address=ray_address,
-            ray_workers=ray_workers, batch=batch, batch_size=batch_size, batch_idle=batch_idle, batch_poll=batch_poll),
+            ray_workers=ray_workers, batch=batch, batch_size=batch_size, batch_idle=batch_idle, batch_poll=batch_poll,
+            batch_retry=batch_retry, prices=price_file),
         scoring=ScoringOptions(score=not no_score, scorer_mode=scorer_mode_of(scorer_mode), judge=judge,
                                judge_base_url=judge_base_url, judge_concurrency=judge_concurrency,
                                epochs_reducer=epochs_reducer, judge_batch=judge_batch),
@@ -268,6 +302,7 @@ def sweep(
 
 @app.command()
 def retry(
+    ctx: typer.Context,
     run_dir: Annotated[Path, typer.Argument(help="a run directory")],
     base_url: Annotated[str | None, typer.Option(help="model URL, if it moved since the run started")] = None,
     judge_base_url: Annotated[str | None, typer.Option(help="judge URL, if it moved")] = None,
@@ -278,19 +313,37 @@ def retry(
     executor: Annotated[str | None, typer.Option(help="local | ray (default: as the run was made)")] = None,
     ray_address: Annotated[str | None, typer.Option(metavar="HOST:PORT", help="Ray cluster to join")] = None,
     report: Annotated[bool, typer.Option(help="print the report tables at the end")] = True,
+    batch: BatchMode = None,
+    judge_batch: JudgeBatch = False,
+    batch_size: BatchSize = 100,
+    batch_idle: BatchIdle = 5.0,
+    batch_poll: BatchPoll = 5.0,
+    batch_retry: BatchRetry = "batch",
+    prices: Prices = None,
 ) -> None:
     """Re-run a run's errored and unfinished tasks.
 
-    Uses the options the run was made with; those given here (a moved --base-url, say) replace them."""
+    Uses the options the run was made with; those given here (a moved --base-url, say, or --batch)
+    replace them."""
+    from click.core import ParameterSource
+
     from toolsight.session import retry_options
 
+    _check_batch_flags(batch, batch_retry)
     if not (run_dir / "manifest.json").is_file():
         raise _fail(f"{run_dir} is not a run directory (no manifest.json)", EXIT_USAGE)
+    price_file = _check_prices(prices)
+    # the batch options replace the run's only when given here (their defaults are the run's defaults)
+    given = {name: value for name, value in (("batch", batch), ("judge_batch", judge_batch), ("batch_size", batch_size),
+                                             ("batch_idle", batch_idle), ("batch_poll", batch_poll),
+                                             ("batch_retry", batch_retry))
+             if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)}
     try:
         opts = retry_options(run_dir, {"base_url": base_url, "judge_base_url": judge_base_url,
                                        "concurrency": concurrency, "retries": retries,
                                        "backoff_base": backoff_base, "outage_timeout": outage_timeout,
-                                       "executor": executor, "ray_address": ray_address})
+                                       "executor": executor, "ray_address": ray_address, "prices": price_file,
+                                       **given})
     except ToolsightError as exc:
         raise _fail(str(exc), exc.exit_code) from None
     _execute(opts, report)
@@ -355,10 +408,12 @@ def score(
     backoff_base: Annotated[float, typer.Option(min=0.0, help="first retry delay in seconds (doubles)")] = 1.0,
     outage_timeout: Annotated[float, typer.Option(min=0.0, help="give up when the judge endpoint stays unreachable this long (s)")] = 600.0,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="ask the judge again instead of replaying the run's cached replies")] = False,
-    judge_batch: Annotated[bool, typer.Option("--judge-batch", help="send judge calls through the judge provider's batch API (docs/batch.md)")] = False,
-    batch_size: Annotated[int, typer.Option(min=1, metavar="N", help="batch mode: submit a batch when N requests wait")] = 100,
-    batch_idle: Annotated[float, typer.Option(min=0.001, metavar="SECONDS", help="batch mode: ... or when no new request came for this long")] = 5.0,
-    batch_poll: Annotated[float, typer.Option(min=0.001, metavar="SECONDS", help="batch mode: first wait between polls (doubles, up to 60 s)")] = 5.0,
+    judge_batch: JudgeBatch = False,
+    batch_size: BatchSize = 100,
+    batch_idle: BatchIdle = 5.0,
+    batch_poll: BatchPoll = 5.0,
+    batch_retry: BatchRetry = "batch",
+    prices: Prices = None,
 ) -> None:
     """Re-score a finished run without calling the model again.
 
@@ -369,6 +424,8 @@ def score(
 
     if mode not in ("official", "corrected"):
         raise _fail(f"--mode {mode!r}: use 'official' or 'corrected'", EXIT_USAGE)
+    _check_batch_flags(None, batch_retry)
+    price_file = _check_prices(prices)
     if not (run_dir / "manifest.json").is_file():
         raise _fail(f"{run_dir} is not a run directory (no manifest.json)", EXIT_USAGE)
     _warn_missing_artifacts([run_dir], "score")
@@ -378,7 +435,8 @@ def score(
         bench_opts = parse_assignments(bench_option or [], "-B", "NAME=VALUE")
         calls = JudgeCalls(concurrency=judge_concurrency, retries=retries, backoff_base=backoff_base,
                            outage_timeout=outage_timeout, cache=not no_cache, batch=judge_batch,
-                           batch_size=batch_size, batch_idle=batch_idle, batch_poll=batch_poll)
+                           batch_size=batch_size, batch_idle=batch_idle, batch_poll=batch_poll,
+                           batch_retry=batch_retry)
         path = rescore(run_dir, judge=judge, scorer=scorer, mode=mode, name=name, judge_base_url=judge_base_url,
                        benchmark_options=bench_opts, calls=calls)
     except ToolsightError as exc:
@@ -394,7 +452,7 @@ def score(
         line += f"; batch mode ({describe_batches({k: BatchStats(**v) for k, v in counts['batch'].items()})})"
     out.print(line, markup=False)
     try:
-        out.print(score_table(run_dir, path), markup=False, highlight=False)
+        out.print(score_table(run_dir, path, Path(price_file) if price_file else None), markup=False, highlight=False)
     except (ToolsightError, ValueError, OSError) as exc:  # the scores are written; a table problem must not hide that
         err.print(f"(score table not available: {_one_line(str(exc))})")
     if counts.get("score_errors"):

@@ -195,12 +195,14 @@ def rescore(run_dir: Path, judge: str | None, scorer: str | None, mode: str, nam
     return path
 
 
-def score_table(run_dir: Path, scores_file: Path) -> str:
-    """The score table of a run as `toolsight score` just re-scored it (markdown)."""
+def score_table(run_dir: Path, scores_file: Path, prices: Path | None = None) -> str:
+    """The score table of a run as `toolsight score` just re-scored it (markdown); with `prices` (a
+    price file, `--prices`) it shows the cost at that table merged over the built-in one."""
     from toolsight.metrics.compute import compute_run_metrics
+    from toolsight.metrics.cost import load_prices
     from toolsight.report.build import report_tables
     from toolsight.report.tables import to_markdown
 
     name = scores_file.name.removeprefix("scores-").removesuffix(".jsonl")
-    metrics = compute_run_metrics(run_dir, scores=name)
+    metrics = compute_run_metrics(run_dir, scores=name, prices=load_prices(prices) if prices else None)
     return to_markdown(report_tables([metrics], [], None)[0])

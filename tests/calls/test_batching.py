@@ -24,12 +24,15 @@ from toolsight.models.batch.base import BatchAPI, BatchItem, BatchResult, BatchS
 
 
 class Ledger(BatchAPI):
-    """An in-memory provider: `hold` keeps batches in progress; `fail`/`expire` name custom ids."""
+    """An in-memory provider: `hold` keeps batches in progress (`hold_from` N: the Nth batch and later
+    ones); `fail` (a bad request), `flaky` (a server error, worth asking again) and `expire` name
+    custom ids."""
 
     provider = "ledger"
 
     def __init__(self, hold: bool = False, fail: set[str] | None = None, expire: set[str] | None = None,
-                 submit_error: Exception | None = None) -> None:
+                 submit_error: Exception | None = None, flaky: set[str] | None = None,
+                 hold_from: int | None = None) -> None:
         self.batches: dict[str, tuple[str, list[BatchItem]]] = {}
         self.submits: list[str] = []  # tags, in order
         self.finds: list[str] = []
@@ -37,6 +40,8 @@ class Ledger(BatchAPI):
         self.hold = hold
         self.fail = fail or set()
         self.expire = expire or set()
+        self.flaky = flaky or set()
+        self.hold_from = hold_from
         self.submit_error = submit_error
         self.journal_at_submit: list[dict[str, Any]] = []
         self.known: list[set[str]] = []
@@ -64,13 +69,16 @@ class Ledger(BatchAPI):
     async def poll(self, batch_id: str) -> BatchState:
         self.polls.append(batch_id)
         n = len(self.batches[batch_id][1])
-        return BatchState(id=batch_id, status="in_progress" if self.hold else "ended", total=n)
+        held = self.hold or (self.hold_from is not None and int(batch_id.split("_")[1]) + 1 >= self.hold_from)
+        return BatchState(id=batch_id, status="in_progress" if held else "ended", total=n)
 
     async def results(self, batch_id: str) -> list[BatchResult]:
         out = []
         for it in self.batches[batch_id][1]:
             if it.custom_id in self.fail:
                 out.append(BatchResult(custom_id=it.custom_id, error="invalid_request"))
+            elif it.custom_id in self.flaky:
+                out.append(BatchResult(custom_id=it.custom_id, error="server_error", retryable=True))
             elif it.custom_id in self.expire:
                 out.append(BatchResult(custom_id=it.custom_id, expired=True, error="expired"))
             else:
@@ -79,6 +87,7 @@ class Ledger(BatchAPI):
 
 
 FAST = BatchTuning(max_size=3, idle_s=0.05, poll_s=0.01, poll_max_s=0.02)
+ONLINE = FAST.model_copy(update={"rebatch": False})  # --batch-retry online
 
 
 def collector(run_dir: Path, api: Ledger, tuning: BatchTuning = FAST) -> BatchCollector:
@@ -121,7 +130,7 @@ def test_the_idle_interval_submits_a_part_queue_and_a_full_one_goes_at_once(tmp_
 
 def test_partial_failure_keeps_good_results_and_counts_the_rest(tmp_path: Path) -> None:
     api = Ledger(fail={"b"}, expire={"c"})
-    col = collector(tmp_path, api)
+    col = collector(tmp_path, api, ONLINE)
     out = asyncio.run(ask(col, ["a", "b", "c"]))
     assert out[0] == {"answer": "a"}
     assert out[1].startswith("on-line (invalid_request")
@@ -129,6 +138,62 @@ def test_partial_failure_keeps_good_results_and_counts_the_rest(tmp_path: Path) 
     results = {e["custom_id"]: e for e in read_journal(tmp_path) if e["kind"] == "result"}
     assert results["a"]["reply"] == {"answer": "a"} and results["c"]["expired"] is True
     assert results["b"]["reply"] is None and results["b"]["error"] == "invalid_request"
+
+
+def test_expired_and_retryable_items_are_asked_once_more_in_a_new_batch(tmp_path: Path) -> None:
+    api = Ledger(fail={"a"}, flaky={"b"}, expire={"c"})
+    col = collector(tmp_path, api)
+    out = asyncio.run(ask(col, ["a", "b", "c"]))
+    assert out[0].startswith("on-line (invalid_request")  # a bad request would fail again: on-line at once
+    assert out[1:] == [{"answer": "b"}, {"answer": "c"}]
+    assert [sorted(i.custom_id for i in items) for _, items in api.batches.values()] == [
+        ["a", "b", "c"], ["b-r", "c-r"]]
+    assert col.stats.rebatched == 2 and col.stats.submitted == 2
+    journal = BatchJournal(tmp_path / BATCHES)
+    assert journal.results["b"].retryable and not journal.results["a"].retryable
+    assert journal.results["b-r"].reply == {"answer": "b"}
+    journal.close()
+
+
+def test_an_item_that_fails_again_in_its_second_batch_goes_on_line(tmp_path: Path) -> None:
+    api = Ledger(flaky={"b", "b-r"}, expire={"c", "c-r"})
+    col = collector(tmp_path, api)
+    out = asyncio.run(ask(col, ["b", "c"]))
+    assert out[0].startswith("on-line (server_error") and out[1].startswith("on-line (expired")
+    assert len(api.submits) == 2 and col.stats.rebatched == 2  # asked again once, not twice
+
+
+def test_a_kill_before_the_second_batch_is_collected_resumes_it_without_a_new_submission(tmp_path: Path) -> None:
+    api = Ledger(flaky={"b"}, hold_from=2)
+
+    async def first() -> None:
+        col = collector(tmp_path, api)
+        jobs = [asyncio.ensure_future(col.request(c, {"q": c})) for c in ("a", "b", "c")]
+        while "batch_1" not in api.polls:  # the retry batch submitted and polled once: the process dies
+            await asyncio.sleep(0.005)
+        await col.aclose()
+        await asyncio.gather(*jobs, return_exceptions=True)
+
+    asyncio.run(first())
+    assert len(api.submits) == 2
+    api.hold_from = None
+    col = collector(tmp_path, api)
+    out = asyncio.run(ask(col, ["a", "b", "c"]))
+    assert out == [{"answer": "a"}, {"answer": "b"}, {"answer": "c"}]
+    assert len(api.submits) == 2 and col.stats.resumed == 1 and col.stats.submitted == 0
+    results = [e["custom_id"] for e in read_journal(tmp_path) if e["kind"] == "result"]
+    assert sorted(results) == ["a", "b", "b-r", "c"]  # every result written once
+
+
+def test_a_kill_after_collecting_a_failed_item_submits_its_retry_once_on_resume(tmp_path: Path) -> None:
+    api = Ledger(flaky={"b"})
+    asyncio.run(ask(collector(tmp_path, api, ONLINE), ["a", "b"]))  # b failed, went on-line
+    assert len(api.submits) == 1
+    col = collector(tmp_path, api)  # resumed with --batch-retry batch: b's retry goes in a new batch
+    assert asyncio.run(ask(col, ["a", "b"])) == [{"answer": "a"}, {"answer": "b"}]
+    assert len(api.submits) == 2 and [i.custom_id for i in api.batches["batch_1"][1]] == ["b-r"]
+    assert asyncio.run(ask(collector(tmp_path, api), ["a", "b"])) == [{"answer": "a"}, {"answer": "b"}]
+    assert len(api.submits) == 2  # a third invocation answers both from the journal
 
 
 def test_a_killed_collector_resumes_by_polling_the_same_batch(tmp_path: Path) -> None:
@@ -231,6 +296,9 @@ def test_a_torn_last_line_is_cut_off(tmp_path: Path) -> None:
     ({"judge": {"batched": 1, "submitted": 0, "resumed": 1, "fallbacks": 2, "expired": 1}},
      "judge: 1 call(s) batched in 0 new batch(es) and 1 resumed, 2 sent on-line after their batch item failed "
      "(1 expired)"),
+    ({"model": {"batched": 3, "submitted": 2, "rebatched": 2, "fallbacks": 1}},
+     "model: 3 call(s) batched in 2 new batch(es), 2 asked again in a new batch after their item failed or "
+     "expired, 1 sent on-line after their batch item failed"),
 ])
 def test_the_summary_text(stats: dict[str, dict[str, int]], text: str) -> None:
     from toolsight.calls.batching import BatchStats

@@ -99,7 +99,7 @@ def test_failed_and_expired_items_go_on_line_and_good_results_are_kept(provider:
                                                                         tmp_path: Path) -> None:
     # item 2 fails; the batch expires after running 3 items, so item 4 never runs
     with ScriptedServer(script(fail_every=2, expire_after=3, fail_status=500)) as srv:
-        r = run(*ptb_run(provider, srv, ptb, tmp_path / "run", "--batch", *FAST))
+        r = run(*ptb_run(provider, srv, ptb, tmp_path / "run", "--batch", "--batch-retry", "online", *FAST))
         sent = completions(srv)
     assert r.returncode in (0, 3), r.stderr
     in_batch = [q for q in sent if q.batch is not None]
@@ -113,6 +113,75 @@ def test_failed_and_expired_items_go_on_line_and_good_results_are_kept(provider:
     assert "model: 2 call(s) batched in 1 new batch(es), 2 sent on-line after their batch item failed (1 expired)" in out
     results = [e for e in read_journal(tmp_path / "run") if e["kind"] == "result"]
     assert sum(e["reply"] is not None for e in results) == 2 and sum(e["expired"] for e in results) == 1
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_failed_and_expired_items_are_asked_once_more_in_a_new_batch_then_on_line(provider: str, ptb: Path,
+                                                                               tmp_path: Path) -> None:
+    # batch 1: item 2 fails (HTTP 500), item 4 expires; batch 2 holds both again, and its 2nd item fails
+    with ScriptedServer(script(fail_every=2, expire_after=3, fail_status=500)) as srv:
+        r = run(*ptb_run(provider, srv, ptb, tmp_path / "run", "--batch", *FAST))
+        sent = completions(srv)
+        sizes = [len(b.items) for b in srv.batches.batches.values()]
+    assert r.returncode in (0, 3), r.stderr
+    assert sizes == [N, 2]
+    assert len([q for q in sent if q.batch is not None]) == 3 and len([q for q in sent if q.batch is None]) == 1
+    recs = records(tmp_path / "run")
+    assert len(recs) == N and all(x["error"] is None for x in recs)
+    assert sorted(c["batch"] for x in recs for c in x["trajectory"]["model_call_log"]) == [False, True, True, True]
+    assert ("model: 3 call(s) batched in 2 new batch(es), 2 asked again in a new batch after their item failed or "
+            "expired, 1 sent on-line after their batch item failed)") in r.stdout + r.stderr
+    journal = read_journal(tmp_path / "run")
+    retried = [i["custom_id"] for e in journal if e["kind"] == "submit" for i in e["items"]][N:]
+    assert len(retried) == 2 and all(c.endswith("-r") for c in retried)
+    first = {e["custom_id"]: e for e in journal if e["kind"] == "result" and not e["custom_id"].endswith("-r")}
+    assert sorted((e["expired"], e["retryable"]) for e in first.values() if e["reply"] is None) == [
+        (False, True), (True, False)]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_an_item_that_failed_with_a_bad_request_goes_on_line_at_once(provider: str, ptb: Path, tmp_path: Path) -> None:
+    with ScriptedServer(script(fail_every=2, fail_status=400)) as srv:  # a 400 would fail again in a new batch
+        r = run(*ptb_run(provider, srv, ptb, tmp_path / "run", "--batch", *FAST))
+        sent = completions(srv)
+        n_batches = len(srv.batches.batches)
+    assert r.returncode in (0, 3), r.stderr
+    assert n_batches == 1 and len([q for q in sent if q.batch is None]) == 2
+    assert "model: 2 call(s) batched in 1 new batch(es), 2 sent on-line after their batch item failed" in r.stdout + r.stderr
+    assert len(records(tmp_path / "run")) == N
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_run_killed_before_its_second_batch_is_collected_resumes_it(provider: str, ptb: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    # batch 1 ends with items 2 and 4 failed (HTTP 500); batch 2 (their second try) stays in progress
+    with ScriptedServer(script(fail_every=2, fail_status=500, hold_after=1)) as srv:
+        args = ptb_run(provider, srv, ptb, out, "--batch", *FAST)
+        proc = start(*args)
+        try:
+            wait_until(lambda: sum(e["kind"] == "batch" for e in read_journal(out)) == 2, timeout=60,
+                       what="the second batch's id in the journal")
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        tags = [e["tag"] for e in read_journal(out) if e["kind"] == "submit"]
+        assert len(tags) == 2 and not any(e["kind"] == "result" and e["tag"] == tags[1] for e in read_journal(out))
+        srv.script.batch.hold_after = None
+        srv.script.batch.fail_every = 0
+        r = run(*args, "--resume")
+        sizes = [len(b.items) for b in srv.batches.batches.values()]
+        second = srv.batches.submissions(tags[1])
+        sent = completions(srv)
+    assert r.returncode in (0, 3), r.stderr
+    assert sizes == [N, 2] and second == 1  # the second batch polled again after the kill, never re-submitted
+    assert len(sent) == N and all(q.batch is not None for q in sent)
+    recs = records(out)
+    assert len(recs) == N and all(x["error"] is None for x in recs)
+    results = [e["custom_id"] for e in read_journal(out) if e["kind"] == "result"]
+    assert len(results) == len(set(results)) == N + 2  # every result recorded once
+    assert "1 resumed" in r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

@@ -6,7 +6,8 @@ One JSON object per line, appended and fsynced:
   written **before** the batch is submitted;
 - `batch` — the provider's batch id for `tag`, written when `submit` returned;
 - `result` — one item's outcome (`reply`, or `error`; `expired` when the batch ran out of time before
-  it), written once when the batch is collected;
+  it, `retryable` when its error is worth asking again: a 5xx, a 429, an overload), written once when
+  the batch is collected;
 - `closed` — every item of `tag` is resolved (`status`: ended, expired, failed, not_submitted);
 - `forget` — a result its caller could not use (a judge reply that does not parse): not replayed.
 
@@ -57,6 +58,8 @@ class Collected(BaseModel):
     reply: dict[str, Any] | None = None
     error: str | None = None
     expired: bool = False
+    #: the error is worth asking again (5xx, 429, overload), not one that would fail again (a 400)
+    retryable: bool = False
 
 
 class Forgotten(BaseModel):

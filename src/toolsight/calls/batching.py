@@ -8,9 +8,13 @@ the queue as one batch when `max_size` requests (or `max_bytes` of bodies) wait,
 request came for `idle_s` seconds (every running task is waiting); it polls with backoff (`poll_s`
 doubling to `poll_max_s`) and answers each waiting call with `Model.batch_parse(reply)`.
 
-An item that failed or expired, and every item of a batch that could not be submitted or failed as
-a whole, is sent on-line instead, through the caller's usual retries (counted in `BatchStats`); a
-partly failed batch keeps every good result.
+An item that expired, or failed with an error worth asking again (a 5xx, a 429, an overload), is
+asked once more in a new batch (`BatchTuning.rebatch`, `--batch-retry batch`) under its custom id
+with `RETRY` appended — journaled like any other item, so a resumed run polls that second batch and
+never submits it again; if it fails or expires again it is sent on-line. Any other failed item, a
+second failure, and every item of a batch that could not be submitted or failed as a whole, is sent
+on-line, through the caller's usual retries (counted in `BatchStats`); a partly failed batch keeps
+every good result.
 
 Crash safety rests on the journal (`batch_journal`): a submission's tag and custom ids are written
 (fsynced) before it is submitted, its batch id when submit returns, each result once collected. A
@@ -62,6 +66,8 @@ class BatchTuning(BaseModel):
     idle_s: float = Field(default=5.0, gt=0, description="... or when no new request came for this long")
     poll_s: float = Field(default=5.0, gt=0, description="first wait between polls (doubles)")
     poll_max_s: float = Field(default=60.0, gt=0, description="longest wait between polls")
+    rebatch: bool = Field(default=True, description="ask an expired item, or one that failed with a retryable "
+                          "error, once more in a new batch before sending it on-line (--batch-retry batch)")
 
 
 @dataclass
@@ -71,6 +77,7 @@ class BatchStats:
     batched: int = 0  # calls answered by a batch (or the journal of an earlier invocation)
     fallbacks: int = 0  # calls sent on-line because their batch item failed, expired or was never submitted
     expired: int = 0  # of the fallbacks: items the batch did not run in time
+    rebatched: int = 0  # items asked once more in a new batch (expired, or failed with a retryable error)
     submitted: int = 0  # batches submitted
     resumed: int = 0  # batches of an earlier invocation polled again (not re-submitted)
     unbatchable: int = 0  # raw calls an official loop built itself (a protocol replay): always on-line
@@ -85,6 +92,8 @@ def describe_batches(stats: dict[str, BatchStats]) -> str:
         text = f"{role}: {s.batched} call(s) batched in {s.submitted} new batch(es)"
         if s.resumed:
             text += f" and {s.resumed} resumed"
+        if s.rebatched:
+            text += f", {s.rebatched} asked again in a new batch after their item failed or expired"
         if s.fallbacks:
             text += f", {s.fallbacks} sent on-line after their batch item failed"
             if s.expired:
@@ -132,12 +141,17 @@ def body_hash(body: dict[str, Any]) -> str:
 
 # ---- the collector --------------------------------------------------------------------------------
 
-class _NoResult(Exception):
-    """This call gets no answer from a batch: send it on-line."""
+#: appended to an item's custom id when it is asked again in a new batch
+RETRY = "-r"
 
-    def __init__(self, why: str, expired: bool = False) -> None:
+
+class _NoResult(Exception):
+    """This call gets no answer from a batch: send it on-line (or, `expired` or `retryable`, ask again)."""
+
+    def __init__(self, why: str, expired: bool = False, retryable: bool = False) -> None:
         super().__init__(why)
         self.expired = expired
+        self.retryable = retryable
 
 
 @dataclass
@@ -178,7 +192,18 @@ class BatchCollector:
         self._polled: set[str] = set()  # tags with a poller running
 
     async def request(self, custom_id: str, body: dict[str, Any], scope: str = "") -> dict[str, Any]:
-        """The reply body for `body`; raises `_NoResult` when it must be sent on-line instead."""
+        """The reply body for `body`; raises `_NoResult` when it must be sent on-line instead. An item
+        that expired or failed with a retryable error is asked once more, as `custom_id + RETRY`."""
+        try:
+            return await self._ask(custom_id, body, scope)
+        except _NoResult as exc:
+            if not (self.tuning.rebatch and (exc.expired or exc.retryable)):
+                raise
+            log.info("batch item %s not answered (%s): asking again in a new batch", custom_id, exc)
+        self.stats.rebatched += 1
+        return await self._ask(custom_id + RETRY, body, scope)
+
+    async def _ask(self, custom_id: str, body: dict[str, Any], scope: str) -> dict[str, Any]:
         done = self.journal.results.get(custom_id)
         if done is not None and custom_id not in self._stale:
             return self._answer(done)
@@ -206,7 +231,7 @@ class BatchCollector:
 
     def _answer(self, done: Collected) -> dict[str, Any]:
         if done.reply is None:
-            raise _NoResult(done.error or "no result", expired=done.expired)
+            raise _NoResult(done.error or "no result", expired=done.expired, retryable=done.retryable)
         return done.reply
 
     def _arm(self) -> None:
@@ -321,7 +346,8 @@ class BatchCollector:
             seen.add(r.custom_id)
             ok = r.reply is not None and r.error is None
             entries.append(Collected(tag=tag, custom_id=r.custom_id, reply=r.reply if ok else None,
-                                     error=None if ok else (r.error or "no reply"), expired=r.expired))
+                                     error=None if ok else (r.error or "no reply"), expired=r.expired,
+                                     retryable=not ok and r.retryable))
         why = state.error or f"batch {state.status}"
         for cid in sub.items:
             if cid not in seen:  # the batch gave no outcome for it
@@ -342,7 +368,7 @@ class BatchCollector:
 
     def forget(self, custom_ids: list[str]) -> None:
         """Results their caller could not use: journaled as such, never answered again."""
-        known = [cid for cid in custom_ids if cid in self.journal.results]
+        known = [c for cid in custom_ids for c in (cid, cid + RETRY) if c in self.journal.results]
         if known:
             self.journal.write(*(Forgotten(custom_id=cid) for cid in known))
 
@@ -353,7 +379,8 @@ class BatchCollector:
         if done.reply is not None:
             wait.future.set_result(done.reply)
         else:
-            wait.future.set_exception(_NoResult(done.error or "no result", expired=done.expired))
+            wait.future.set_exception(_NoResult(done.error or "no result", expired=done.expired,
+                                                retryable=done.retryable))
 
     def _fail(self, ids: list[str], exc: BaseException) -> None:
         """A submitter or poller ended without results (the run stops, or a bug): its calls learn why.

@@ -26,8 +26,10 @@ from toolsight.models.base import Model
 BATCH_TASK_TIMEOUT_S = 2 * 24 * 3600.0
 
 
-def tuning(size: int, idle: float, poll: float) -> BatchTuning:
-    return BatchTuning(max_size=size, idle_s=idle, poll_s=poll, poll_max_s=max(poll, 60.0))
+def tuning(size: int, idle: float, poll: float, retry: str = "batch") -> BatchTuning:
+    """The collector's tuning from the flags; `retry` (`--batch-retry`): `batch` asks an expired or
+    retryable failed item once more in a new batch, `online` sends it on-line at once."""
+    return BatchTuning(max_size=size, idle_s=idle, poll_s=poll, poll_max_s=max(poll, 60.0), rebatch=retry == "batch")
 
 
 def check_batch_model(model: Model, flag: str) -> None:

@@ -104,6 +104,11 @@ class RunControl(_Group):
                               "many seconds")
     batch_poll: float = Field(default=5.0, gt=0, description="batch mode: first wait between polls (doubles, up "
                               "to 60 s)")
+    batch_retry: Literal["batch", "online"] = Field(
+        default="batch", description="batch mode: an expired item, or one that failed with a retryable error, is "
+        "asked once more in a new batch (batch) or sent on-line at once (online)")
+    prices: str | None = Field(default=None, description="price table (JSON or TOML) merged over the built-in one "
+                               "for the run summary's cost (docs/cost.md); None: the built-in table")
 
 
 class ScoringOptions(_Group):

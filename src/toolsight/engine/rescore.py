@@ -18,7 +18,7 @@ import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -105,6 +105,8 @@ class JudgeCalls(BaseModel):
     batch_size: int = 100
     batch_idle: float = 5.0
     batch_poll: float = 5.0
+    #: an expired or retryable failed item: asked again in a new batch (`batch`) or on-line at once
+    batch_retry: Literal["batch", "online"] = "batch"
 
 
 def _wrap_judge(judge: Model, run_dir: Path, calls: JudgeCalls) -> tuple[ModelCaller, ResponseCache | None]:
@@ -224,7 +226,8 @@ def rescore_run(
     async def scoring() -> dict[str, Any]:
         try:
             if calls.batch and caller is not None:
-                routes.attach("judge", caller, tuning(calls.batch_size, calls.batch_idle, calls.batch_poll), rd,
+                routes.attach("judge", caller, tuning(calls.batch_size, calls.batch_idle, calls.batch_poll,
+                                                     calls.batch_retry), rd,
                               replay=calls.cache)
             # batched, every record's judge calls wait together for one batch
             width = max(calls.concurrency, calls.batch_size) if routes.routes else calls.concurrency

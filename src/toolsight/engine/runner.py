@@ -440,7 +440,7 @@ class Runner:
             self.emit(f"warning: {self.run_dir}/batches.jsonl holds {n} submitted batch(es) never collected (billed "
                       "all the same); resume with --batch (and --judge-batch if a judge's) to collect them instead "
                       "of asking again on-line")
-        tune = tuning(c.batch_size, c.batch_idle, c.batch_poll)
+        tune = tuning(c.batch_size, c.batch_idle, c.batch_poll, c.batch_retry)
         try:
             if c.batch:
                 routes.attach("model", caller, tune, self.run_dir)

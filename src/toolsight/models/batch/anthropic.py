@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 _KEY_VAR = "ANTHROPIC_API_KEY"
 _CALLER_ID = re.compile(r"^[A-Za-z0-9_-]{1,49}$")
 _SENT_ID = re.compile(r"^ts[0-9a-f]{12}_(.+)$")
+#: error types of an item worth asking again (Anthropic's 500, 429 and 529 errors)
+_RETRYABLE = ("api_error", "rate_limit_error", "overloaded_error")
 
 
 def tag_prefix(tag: str) -> str:
@@ -159,4 +161,5 @@ def _result(cid: str, result: dict[str, Any]) -> BatchResult:
     if kind in ("expired", "canceled"):
         return BatchResult(custom_id=cid, error=f"{kind}: the batch ended before this request ran", expired=True)
     err = (result.get("error") or {}).get("error") or {}
-    return BatchResult(custom_id=cid, error=f"{err.get('type') or 'error'}: {err.get('message') or kind}")
+    return BatchResult(custom_id=cid, error=f"{err.get('type') or 'error'}: {err.get('message') or kind}",
+                       retryable=err.get("type") in _RETRYABLE)

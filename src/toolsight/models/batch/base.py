@@ -44,12 +44,15 @@ class BatchState(BaseModel):
 
 class BatchResult(BaseModel):
     """One item's outcome: the provider's reply body (as the on-line endpoint would return it) or an
-    error. `expired`: the item was not run before the batch expired (worth sending again)."""
+    error. `expired`: the item was not run before the batch expired (worth sending again);
+    `retryable`: it failed with an error worth asking again (5xx, 429, overload), not one that would
+    fail again (a bad request)."""
 
     custom_id: str
     reply: dict[str, Any] | None = None
     error: str | None = None
     expired: bool = False
+    retryable: bool = False
 
 
 class BatchAPI(ABC):

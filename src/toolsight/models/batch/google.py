@@ -16,7 +16,7 @@ import time
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from toolsight.models._common import connection_error, status_error, timeout_error
+from toolsight.models._common import connection_error, is_retryable_status, status_error, timeout_error
 from toolsight.models.base import ModelError
 from toolsight.models.batch.base import BatchAPI, BatchItem, BatchResult, BatchState, BatchStatus
 
@@ -140,8 +140,9 @@ class GoogleBatchAPI(BatchAPI):
             else:
                 code = r.error.code if r.error is not None else None
                 message = r.error.message if r.error is not None else "no response"
+                expired = code in _NOT_RUN and state in _OVER_EARLY
                 out.append(BatchResult(custom_id=cid, error=f"HTTP {code}: {message}" if code else str(message),
-                                       expired=code in _NOT_RUN and state in _OVER_EARLY))
+                                       expired=expired, retryable=not expired and is_retryable_status(int(code or 0))))
         return out
 
     async def cancel(self, batch_id: str) -> None:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from toolsight.models._common import stainless_call
+from toolsight.models._common import is_retryable_status, stainless_call
 from toolsight.models.base import ModelError
 from toolsight.models.batch.base import BatchAPI, BatchItem, BatchResult, BatchState, BatchStatus
 
@@ -142,4 +142,6 @@ def _result(row: dict[str, Any]) -> BatchResult:
                            expired=code in _NOT_RUN)
     body = resp.get("body") or {}
     detail = (body.get("error") or {}).get("message") if isinstance(body, dict) else None
-    return BatchResult(custom_id=cid, error=f"HTTP {resp.get('status_code')}: {detail or json.dumps(body)[:300]}")
+    status = resp.get("status_code")
+    return BatchResult(custom_id=cid, error=f"HTTP {status}: {detail or json.dumps(body)[:300]}",
+                       retryable=isinstance(status, int) and is_retryable_status(status))

@@ -8,7 +8,8 @@ seconds): each item is POSTed, in order, to the server's own on-line endpoint (`
 `ScriptedServer.requests` with `RecordedRequest.batch` set. Items the script makes fail
 (`fail`, `fail_every`; a listed id matches with or without the Anthropic client's tag prefix) report the
 provider's error shape without playing a step; with `expire_after`
-the batch expires and the remaining items are never run. `Batches.submissions(tag)` counts how often
+the batch expires and the remaining items are never run; with `hold_after` N, batches after the first
+N stay in progress (a test lets them end by setting it back). `Batches.submissions(tag)` counts how often
 a tag was submitted (OpenAI metadata value, Gemini display name, or the `ts<hash>` custom-id prefix
 the Anthropic client uses), so a test can assert that a resumed run did not submit again.
 """
@@ -72,6 +73,7 @@ class Batch:
     state: State = "in_progress"
     reads: int = 0
     ended_at: float | None = None
+    seq: int = 0  # 1 for the server's first batch, 2 for its second, ... (`Script.batch.hold_after`)
     extra: dict[str, Any] = field(default_factory=dict)  # provider fields echoed back (metadata, ...)
     errors: list[dict[str, Any]] = field(default_factory=list)  # why a batch failed as a whole
     #: held while the items are played: a second status read waits instead of playing them again
@@ -111,6 +113,7 @@ class Batches:
         return batches[:size], len(batches) > size
 
     def add(self, batch: Batch) -> Batch:
+        batch.seq = len(self.batches) + 1
         self.batches[batch.id] = batch
         return batch
 
@@ -121,6 +124,8 @@ class Batches:
         batch.reads += 1
         cfg = self.server.script.batch
         if batch.reads <= cfg.polls or time.time() - batch.created < cfg.seconds:
+            return
+        if cfg.hold_after is not None and batch.seq > cfg.hold_after:
             return
         async with batch.playing:
             if batch.state == "in_progress":  # not ended by a read that held the lock before this one

@@ -8,7 +8,9 @@ from typing import Any
 def error_body(wire: str, status: int) -> dict[str, Any]:
     msg = f"scripted error {status}"
     if wire == "anthropic":
-        kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
+        kind = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+                529: "overloaded_error"}.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": msg}}
     if wire == "google":
         st = {429: "RESOURCE_EXHAUSTED", 400: "INVALID_ARGUMENT", 503: "UNAVAILABLE"}.get(status, "INTERNAL")

@@ -121,6 +121,9 @@ class BatchScript(BaseModel):
     fail_status: int = Field(default=500, ge=400, le=599, description="the HTTP status a failed item reports")
     expire_after: int | None = Field(default=None, ge=0,
                                      description="the batch expires after running this many items; the rest never run")
+    hold_after: int | None = Field(default=None, ge=0,
+                                   description="batches submitted after the first N stay in progress (a test sets "
+                                   "it back to None to let them end); None: every batch may end")
 
 
 class Script(BaseModel):
