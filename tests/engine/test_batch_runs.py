@@ -347,3 +347,25 @@ def test_rubric_judging_with_judge_batch_goes_as_one_batch(tmp_path: Path) -> No
     assert n_batches == 1
     scores = [json.loads(x) for x in (run_dir / "scores-rubrics.jsonl").read_text().splitlines()]
     assert [s["score"]["value"] for s in scores] == [1.0, 1.0, 1.0]
+
+
+def test_retry_with_batch_sends_the_failed_tasks_through_one_batch(tmp_path: Path) -> None:
+    ds = _choice_dataset(tmp_path / "ds")
+    run_dir = tmp_path / "run"
+    fault = [{"fault": "status", "status": 500}]
+    failing = Script.model_validate({"steps": [{"text": "<answer>A</answer>"}], "tasks": {"t0": fault, "t1": fault}})
+    with ScriptedServer(failing) as srv:
+        r = run("run", str(ds), "-m", "openai/m", "--base-url", srv.openai_base_url, "--out", str(run_dir),
+                "--no-report", "--retries", "0")
+    assert r.returncode == 3, r.stderr
+    assert sorted(x["task_id"] for x in records(run_dir) if x["error"]) == ["t0", "t1"]
+    with ScriptedServer(Script.model_validate({"steps": [{"text": "<answer>A</answer>"}], "batch": {"polls": 1}})) as srv:
+        r = run("retry", str(run_dir), "--base-url", srv.openai_base_url, "--no-report", "--batch", *FAST)
+        sent = completions(srv)
+        sizes = [len(b.items) for b in srv.batches.batches.values()]
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sizes == [2] and len(sent) == 2 and all(q.batch is not None for q in sent)  # only t0 and t1, one batch
+    latest = {x["task_id"]: x for x in records(run_dir)}
+    assert all(x["error"] is None for x in latest.values()) and len(latest) == 3
+    assert [c["batch"] for c in latest["t0"]["trajectory"]["model_call_log"]] == [True]
+    assert "batch mode (model: 2 call(s) batched in 1 new batch(es))" in r.stdout + r.stderr
