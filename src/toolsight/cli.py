@@ -330,9 +330,9 @@ def retry(
     from toolsight.session import retry_options
 
     _check_batch_flags(batch, batch_retry)
+    price_file = _check_prices(prices)
     if not (run_dir / "manifest.json").is_file():
         raise _fail(f"{run_dir} is not a run directory (no manifest.json)", EXIT_USAGE)
-    price_file = _check_prices(prices)
     # the batch options replace the run's only when given here (their defaults are the run's defaults)
     given = {name: value for name, value in (("batch", batch), ("judge_batch", judge_batch), ("batch_size", batch_size),
                                              ("batch_idle", batch_idle), ("batch_poll", batch_poll),

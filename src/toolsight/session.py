@@ -201,8 +201,10 @@ def score_table(run_dir: Path, scores_file: Path, prices: Path | None = None) ->
     from toolsight.metrics.compute import compute_run_metrics
     from toolsight.metrics.cost import load_prices
     from toolsight.report.build import report_tables
-    from toolsight.report.tables import to_markdown
+    from toolsight.report.tables import cost_table, to_markdown
 
     name = scores_file.name.removeprefix("scores-").removesuffix(".jsonl")
     metrics = compute_run_metrics(run_dir, scores=name, prices=load_prices(prices) if prices else None)
-    return to_markdown(report_tables([metrics], [], None)[0])
+    text = to_markdown(report_tables([metrics], [], None)[0])
+    costs = cost_table([metrics]) if prices else None
+    return text + ("\n" + to_markdown(costs) if costs is not None else "")

@@ -37,3 +37,15 @@ def test_an_unpriced_model_adds_no_cost(tmp_path: Path) -> None:
     s = RunSummary(tmp_path, total=1)
     s.count(record_counts(rec))
     assert "$" not in s.line()
+
+
+def test_a_given_table_prices_the_summary_and_is_named(tmp_path: Path) -> None:
+    from toolsight.metrics.cost import Price
+
+    rec = _record("mock/alpha")  # not in the built-in table
+    table = {"mock/alpha": Price(input=1.0, output=2.0)}  # 1,000,000 × 1 + 100,000 × 2 = 1.20
+    assert dict_counts(json.loads(rec.model_dump_json()), table)["cost"] == pytest.approx(1.2)
+    assert record_counts(rec, table)["cost"] == pytest.approx(1.2)
+    s = RunSummary(tmp_path, total=1, prices=table, price_file="mine.toml")
+    s.count(record_counts(rec, table))
+    assert "$1.2000 at the prices in mine.toml (over the built-in table) (1 task(s) priced)" in s.line()

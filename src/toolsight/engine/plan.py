@@ -63,11 +63,21 @@ class PlanInput:
     emit: Callable[[str], None]
 
 
+def summary_prices(path: str | None) -> dict[str, Any]:
+    """The price table the run summary prices with (`--prices FILE` merged over the built-in table),
+    read before anything runs so a bad file stops the run at once (`PriceError`)."""
+    if path is None:
+        return {}
+    from toolsight.metrics.cost import load_prices
+
+    return {"prices": load_prices(Path(path)), "price_file": Path(path).name}
+
+
 def plan_run(run: PlanInput, old: Manifest | None) -> Plan:
     """Which units to run: all on a new run (`old` is None); on resume, see the module docstring."""
     epochs = run.opts.control.epochs
     units = [(n, e) for e in range(1, epochs + 1) for n in range(len(run.ids))]
-    summary = RunSummary(run_dir=run.run_dir, total=len(units))
+    summary = RunSummary(run_dir=run.run_dir, total=len(units), **summary_prices(run.opts.control.prices))
     if old is None:
         return Plan(units, summary)
     _accept_resume(run, old)

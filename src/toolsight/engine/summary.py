@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolsight.calls.batching import BatchStats, describe_batches
 from toolsight.calls.limiter import LimitView
@@ -16,6 +16,9 @@ from toolsight.calls.retry import CallStats
 from toolsight.errors import EXIT_ABORTED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_ERRORS, ToolsightError
 from toolsight.log.record import Record
 from toolsight.log.trajectory import LOOP_CRASH
+
+if TYPE_CHECKING:
+    from toolsight.metrics.cost import PriceTable
 
 
 class RunStopped(ToolsightError):
@@ -118,6 +121,9 @@ class RunSummary:
     limiters: list[LimitView] = field(default_factory=list)
     #: the whole run's latest records, counted when the run ends (`finalise`)
     whole: Tally | None = None
+    #: the price table `finalise` prices records with (`--prices`), and its file's name; None: the built-in one
+    prices: PriceTable | None = None
+    price_file: str | None = None
 
     @property
     def accuracy(self) -> float | None:
@@ -140,7 +146,7 @@ class RunSummary:
         for d in iter_record_dicts(self.run_dir):
             key = dict_key(d)
             if key in wanted:
-                latest[key] = dict_counts(d)
+                latest[key] = dict_counts(d, self.prices)
         tally = Tally()
         for c in latest.values():
             tally.add(c)
@@ -173,7 +179,7 @@ class RunSummary:
         text = (
             f"{self.done} task(s) run, {self.skipped} already finished; {errs} run error(s) ({kinds}); "
             f"{t.score_errors} score error(s); accuracy {acc} over {t.scored} scored{whole}; "
-            f"{t.tool_calls} tool call(s); {t.tokens} tokens; {_cost_text(t)}{self.stats.retries} retries; "
+            f"{t.tool_calls} tool call(s); {t.tokens} tokens; {_cost_text(t, self.price_file)}{self.stats.retries} retries; "
             f"{self.stats.cache_hits} cache hits"
         )
         if t.no_usage:
@@ -211,19 +217,21 @@ class RunSummary:
         return text
 
 
-def _cost_text(t: Tally) -> str:
+def _cost_text(t: Tally, price_file: str | None = None) -> str:
     """The tokens read from prompt caches and the cost, when there is any (docs/cost.md)."""
     text = f"{t.cache_read} input tokens read from prompt caches; " if t.cache_read else ""
     if t.priced:
-        text += f"${t.cost:.4f} at toolsight's price table ({t.priced} task(s) priced); "
+        table = f"the prices in {price_file} (over the built-in table)" if price_file else "toolsight's price table"
+        text += f"${t.cost:.4f} at {table} ({t.priced} task(s) priced); "
     return text
 
 
-def _priced(calls: list[Any]) -> float | None:
-    """The cost of a record's calls at the built-in price table, None when none of them has a price."""
+def _priced(calls: list[Any], prices: PriceTable | None = None) -> float | None:
+    """The cost of a record's calls at `prices` (None: the built-in price table), None when none of
+    them has a price."""
     from toolsight.metrics.cost import builtin_table, cost_of  # lazy: start-up
 
-    c = cost_of(calls, builtin_table())
+    c = cost_of(calls, builtin_table() if prices is None else prices)
     return c.cost_usd if c.priced_calls else None
 
 
@@ -244,7 +252,7 @@ def _billed_dict(d: dict[str, Any]) -> list[Any]:
     return billed_dict(d)
 
 
-def record_counts(rec: Record) -> dict[str, Any]:
+def record_counts(rec: Record, prices: PriceTable | None = None) -> dict[str, Any]:
     """What a run's summary counts of one record: `RunSummary.count` takes it; a Ray worker sends it."""
     t = rec.trajectory
     out: dict[str, Any] = {"error": rec.error, "loop_error": t.loop_error, "tool_calls": len(t.tool_calls),
@@ -252,13 +260,13 @@ def record_counts(rec: Record) -> dict[str, Any]:
                            "model_calls": t.model_calls, "retries": t.retries, "cache_hits": t.cache_hits,
                            "unscored": bool(rec.extra.get("unscored")), "score_pending": rec.score_pending,
                            "no_usage": sum(c.usage_missing for c in t.model_call_log),
-                           "cache_read": t.usage.cache_read_tokens, "cost": _priced(_billed(rec))}
+                           "cache_read": t.usage.cache_read_tokens, "cost": _priced(_billed(rec), prices)}
     if rec.score is not None:
         out.update(score=rec.score.value, passed=bool(rec.score.passed), score_error=rec.score.error)
     return out
 
 
-def dict_counts(d: dict[str, Any]) -> dict[str, Any]:
+def dict_counts(d: dict[str, Any], prices: PriceTable | None = None) -> dict[str, Any]:
     """`record_counts` of a record as read from records.jsonl (a dict; no model built)."""
     traj = d.get("trajectory") or {}
     usage = traj.get("usage") or {}
@@ -268,7 +276,7 @@ def dict_counts(d: dict[str, Any]) -> dict[str, Any]:
                            "tokens": tokens, "unscored": bool((d.get("extra") or {}).get("unscored")),
                            "score_pending": d.get("score_pending"),
                            "no_usage": sum(bool(c.get("usage_missing")) for c in traj.get("model_call_log") or []),
-                           "cache_read": int(usage.get("cache_read_tokens") or 0), "cost": _priced(_billed_dict(d))}
+                           "cache_read": int(usage.get("cache_read_tokens") or 0), "cost": _priced(_billed_dict(d), prices)}
     score = d.get("score")
     if isinstance(score, dict):
         out.update(score=score.get("value", 0.0), passed=bool(score.get("passed")), score_error=score.get("error"))
