@@ -325,8 +325,6 @@ def retry(
 
     Uses the options the run was made with; those given here (a moved --base-url, say, or --batch)
     replace them."""
-    from click.core import ParameterSource
-
     from toolsight.session import retry_options
 
     _check_batch_flags(batch, batch_retry)
@@ -337,7 +335,7 @@ def retry(
     given = {name: value for name, value in (("batch", batch), ("judge_batch", judge_batch), ("batch_size", batch_size),
                                              ("batch_idle", batch_idle), ("batch_poll", batch_poll),
                                              ("batch_retry", batch_retry))
-             if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)}
+             if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"}
     try:
         opts = retry_options(run_dir, {"base_url": base_url, "judge_base_url": judge_base_url,
                                        "concurrency": concurrency, "retries": retries,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from toolsight.models.scripted.script import Script
 PRICES = {"openai/scripted-1": {"input": 4.0, "output": 20.0}}
 
 
-def _prices(path: Path, table: dict[str, object] = PRICES) -> Path:
+def _prices(path: Path, table: Mapping[str, object] = PRICES) -> Path:
     path.write_text(json.dumps(table))
     return path
 
@@ -35,7 +36,7 @@ def _run(srv: ScriptedServer, ds: Path, out: Path, *extra: str) -> list[str]:
 
 
 @pytest.fixture
-def server() -> ScriptedServer:
+def server() -> Iterator[ScriptedServer]:
     with ScriptedServer(Script.model_validate({"steps": [{"text": "<answer>A</answer>"}]})) as srv:
         yield srv
 
