@@ -169,7 +169,9 @@ def test_a_kill_before_the_second_batch_is_collected_resumes_it_without_a_new_su
     async def first() -> None:
         col = collector(tmp_path, api)
         jobs = [asyncio.ensure_future(col.request(c, {"q": c})) for c in ("a", "b", "c")]
-        while "batch_1" not in api.polls:  # the retry batch submitted and polled once: the process dies
+        for _ in range(2000):  # until the retry batch is submitted and polled once: then the process dies
+            if "batch_1" in api.polls:
+                break
             await asyncio.sleep(0.005)
         await col.aclose()
         await asyncio.gather(*jobs, return_exceptions=True)
@@ -194,6 +196,17 @@ def test_a_kill_after_collecting_a_failed_item_submits_its_retry_once_on_resume(
     assert len(api.submits) == 2 and [i.custom_id for i in api.batches["batch_1"][1]] == ["b-r"]
     assert asyncio.run(ask(collector(tmp_path, api), ["a", "b"])) == [{"answer": "a"}, {"answer": "b"}]
     assert len(api.submits) == 2  # a third invocation answers both from the journal
+
+
+def test_forgetting_a_result_answered_by_the_second_batch_forgets_both_tries(tmp_path: Path) -> None:
+    api = Ledger(flaky={"b"})
+    col = collector(tmp_path, api)
+    assert asyncio.run(ask(col, ["a", "b"])) == [{"answer": "a"}, {"answer": "b"}]
+    col.forget(["b"])  # its caller could not use the reply (e.g. a judge reply that does not parse)
+    col.journal.close()
+    journal = BatchJournal(tmp_path / BATCHES)
+    assert set(journal.results) == {"a"}  # neither "b" nor "b-r" answers again
+    journal.close()
 
 
 def test_a_killed_collector_resumes_by_polling_the_same_batch(tmp_path: Path) -> None:
