@@ -369,3 +369,23 @@ def test_retry_with_batch_sends_the_failed_tasks_through_one_batch(tmp_path: Pat
     assert all(x["error"] is None for x in latest.values()) and len(latest) == 3
     assert [c["batch"] for c in latest["t0"]["trajectory"]["model_call_log"]] == [True]
     assert "batch mode (model: 2 call(s) batched in 1 new batch(es))" in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("mode,n_batches,on_line", [("batch", 2, 0), ("online", 1, 1)])
+def test_score_judge_batch_retry(mode: str, n_batches: int, on_line: int, tmp_path: Path) -> None:
+    ds = _choice_dataset(tmp_path / "ds")
+    run_dir = tmp_path / "run"
+    with ScriptedServer(Script.model_validate({"steps": [{"text": "<answer>Option A</answer>"}]})) as srv:
+        assert run("run", str(ds), "-m", "openai/m", "--base-url", srv.openai_base_url, "--out", str(run_dir),
+                   "--no-report").returncode == 0
+    # the judge batch's 2nd item fails with HTTP 503
+    judge_script = Script.model_validate({"steps": [{"text": "A"}], "batch": {"fail_every": 2, "fail_status": 503}})
+    with ScriptedServer(judge_script) as judge:
+        r = run("score", str(run_dir), "--scorer", "vtc-bench", "--judge", "openai/judge-1", "--judge-base-url",
+                judge.openai_base_url, "--name", "s", "--judge-batch", "--batch-retry", mode, *FAST)
+        sent = completions(judge)
+        batches = len(judge.batches.batches)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert batches == n_batches and len([q for q in sent if q.batch is None]) == on_line
+    meta = json.loads((run_dir / "scores-s.meta.json").read_text())
+    assert meta["batch"]["judge"]["rebatched"] == (1 if mode == "batch" else 0)
