@@ -389,3 +389,24 @@ def test_score_judge_batch_retry(mode: str, n_batches: int, on_line: int, tmp_pa
     assert batches == n_batches and len([q for q in sent if q.batch is None]) == on_line
     meta = json.loads((run_dir / "scores-s.meta.json").read_text())
     assert meta["batch"]["judge"]["rebatched"] == (1 if mode == "batch" else 0)
+
+
+def test_retry_without_batch_flags_keeps_the_runs_batch_options(tmp_path: Path) -> None:
+    ds = _choice_dataset(tmp_path / "ds")
+    run_dir = tmp_path / "run"
+    fault = [{"fault": "status", "status": 500}]
+    failing = Script.model_validate({"steps": [{"text": "<answer>A</answer>"}], "tasks": {"t0": fault, "t1": fault}})
+    with ScriptedServer(failing) as srv:  # t0 and t1 fail in the batch, then on-line (no retries): run errors
+        r = run("run", str(ds), "-m", "openai/m", "--base-url", srv.openai_base_url, "--out", str(run_dir),
+                "--no-report", "--retries", "0", "--batch", "--batch-retry", "online", *FAST)
+    assert r.returncode == 3, r.stderr
+    with ScriptedServer(Script.model_validate({"steps": [{"text": "<answer>A</answer>"}]})) as srv:
+        r = run("retry", str(run_dir), "--base-url", srv.openai_base_url, "--no-report")
+        sent = completions(srv)
+        n_batches = len(srv.batches.batches)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # still batch mode with --batch-retry online: the journal holds both items' failures, so they go
+    # on-line at once (under --batch-retry batch they would be asked again in a new batch)
+    assert n_batches == 0 and len(sent) == 2 and all(q.batch is None for q in sent)
+    assert "batch mode (model: 0 call(s) batched in 0 new batch(es), 2 sent on-line after their batch item failed)" \
+        in r.stdout + r.stderr
