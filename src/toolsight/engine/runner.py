@@ -458,8 +458,9 @@ class Runner:
         with contextlib.suppress(OSError):  # a full disk: the live counts stand
             start = getattr(self, "_lines_at_start", None)
             written = _record_lines(self.run_dir) - start if start is not None else None
-            if start == 0 and written == summary.done and not summary.rescored:
+            if start == 0 and written == summary.done and not summary.rescored and summary.prices is None:
                 summary.whole = summary.ran  # the run's every record was written and counted by this invocation
+                # (priced at the built-in table: with --prices, `finalise` prices them from the records)
             else:
                 summary.finalise(keys)
             if written is not None:  # what this invocation really wrote (a full disk loses the last ones)
