@@ -151,12 +151,16 @@ def execute_run(opts: RunOptions, show_report: bool = True) -> RunSummary:
 
 
 def _print_report(run_dir: Path) -> None:
+    from toolsight.report.release import release_memory
+
+    release_memory()  # the run's freed buffers: the report must not grow the process past the run's peak
     from toolsight.report import build_report
     from toolsight.report.viewer import build_viewer
 
     try:
         text: str = build_report([run_dir], by=[], fmt="md")
         print(text)
+        release_memory()
         index = build_viewer(run_dir, None)
         print(f"trace viewer: {index}")
     except Exception as exc:  # the run is saved; a report problem must not hide that

@@ -15,17 +15,16 @@ Every model- or tool-supplied string reaches the page through jinja2's autoescap
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import shutil
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment, PackageLoader, Template, select_autoescape
 
 from toolsight.engine.store import artifact_files, read_manifest, safe_name
 from toolsight.log.arguments import ArgumentsError, load_arguments
@@ -47,6 +46,9 @@ from toolsight.report.viewer_serve import (
 )
 from toolsight.scoring.base import Score
 from toolsight.tasks.schema import Task
+
+if TYPE_CHECKING:  # served sites only (viewer_serve imports it when it serves)
+    import http.server
 
 INDEX = "index.html"
 
@@ -100,7 +102,9 @@ class _Images:
                 shutil.copyfile(src, dest)
                 self.copied.add(dest)
             src = dest
-        return Path(os.path.relpath(src.resolve(), page_dir.resolve())).as_posix()
+        # strings, not Paths: each Path interns its parts, and a 10,000-image site's stream of new
+        # names grew the interpreter's interned-string table (~2 MB) at the end of `toolsight run`
+        return os.path.relpath(os.path.realpath(src), os.path.realpath(page_dir)).replace(os.sep, "/")
 
 
 def _short(text: str, n: int = 120) -> str:
@@ -320,52 +324,64 @@ def build_viewer(
     site.mkdir(parents=True, exist_ok=True)
     inside = site.resolve().is_relative_to(rd.resolve())
     images = _Images(rd, site, copy=(not inside) if copy_images is None else copy_images)
+    env = _env()  # both templates compiled first, while little else is held (compiling one takes ~1 MB)
+    page_tpl, index_tpl = env.get_template("task.html.j2"), env.get_template("index.html.j2")
     task_map = tasks if tasks is not None else _load_tasks(rd)
     score_table = _score_table(rd, scores)
-    env = _env()
-    page_tpl = env.get_template("task.html.j2")
     pages = site / "tasks"
     pages.mkdir(exist_ok=True)
     rows: list[dict[str, Any]] = []
-    views = []
     tag_values: dict[str, set[str]] = {}
-    pending: tuple[str, dict[str, Any], str | None] | None = None
-    for rec in iter_latest_records(rd):  # a resumed run may hold an older record of a task: skip it
-        score = record_score(rec, score_table)
-        task = task_map.get(rec.task_id) if task_map is not None else None
-        name = f"{safe_name(rec.key)}.html"  # one page per task (and epoch, with --epochs)
-        ctx = _task_context(rec, score, task, images, pages)
-        views.append(view_of(rec, lite(score), task))
-        # pages are written one record late, so each knows its next task (one context held at a time)
+
+    def views() -> Iterator[TaskView]:
+        """Each record's view, for the metrics as they stream; its page and row are made on the way
+        (no list of views, no whole page held: the end of `toolsight run` stays under the run's peak)."""
+        nonlocal task_map, score_table
+        pending: tuple[str, dict[str, Any], str | None] | None = None
+        for rec in iter_latest_records(rd):  # a resumed run may hold an older record of a task: skip it
+            score = record_score(rec, score_table)
+            task = task_map.get(rec.task_id) if task_map is not None else None
+            name = f"{safe_name(rec.key)}.html"  # one page per task (and epoch, with --epochs)
+            ctx = _task_context(rec, score, task, images, pages)
+            view = view_of(rec, lite(score), task)
+            # pages are written one record late, so each knows its next task (one context held at a time)
+            if pending is not None:
+                pname, pctx, prev_name = pending
+                write_page(pages / pname, page_tpl, manifest=manifest, prev=prev_name, next=name, **pctx)
+                pending = (name, ctx, pname)
+            else:
+                pending = (name, ctx, None)
+            row = task_row(rec, score, ctx, f"tasks/{name}")
+            row["cost"] = task_cost(view, prices)
+            for k, v in row["tags"].items():
+                tag_values.setdefault(k, set()).add(v)
+            rows.append(row)
+            yield view
         if pending is not None:
             pname, pctx, prev_name = pending
-            (pages / pname).write_text(page_tpl.render(manifest=manifest, prev=prev_name, next=name, **pctx),
-                                       encoding="utf-8")
-            pending = (name, ctx, pname)
-        else:
-            pending = (name, ctx, None)
-        row = task_row(rec, score, ctx, f"tasks/{name}")
-        row["cost"] = task_cost(views[-1], prices)
-        for k, v in row["tags"].items():
-            tag_values.setdefault(k, set()).add(v)
-        rows.append(row)
-    if pending is not None:
-        pname, pctx, prev_name = pending
-        (pages / pname).write_text(page_tpl.render(manifest=manifest, prev=prev_name, next=None, **pctx),
-                                   encoding="utf-8")
-    metrics = metrics_from_views(views, prices=prices, run_dir=rd)
+            write_page(pages / pname, page_tpl, manifest=manifest, prev=prev_name, next=None, **pctx)
+        task_map = score_table = None  # every page is written: freed before the metrics' bootstrap
+
+    metrics = metrics_from_views(views(), prices=prices, run_dir=rd)
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     index = site / INDEX
     tmp = site / (INDEX + ".tmp")
-    tmp.write_text(env.get_template("index.html.j2").render(
-        manifest=manifest, rows=rows, counts=counts, scores=scores or "records",
-        tags={k: sorted(v) for k, v in sorted(tag_values.items())}, summary=run_summary(metrics, manifest),
-    ), encoding="utf-8")
+    write_page(tmp, index_tpl,
+               manifest=manifest, rows=rows, counts=counts, scores=scores or "records",
+               tags={k: sorted(v) for k, v in sorted(tag_values.items())}, summary=run_summary(metrics, manifest))
     tmp.replace(index)  # a live page never loads half an index
     write_live(site, [rd], len(rows), finished=bool(manifest.get("finished")))
     return index
+
+
+def write_page(path: Path, template: Template, **context: Any) -> None:
+    """Render `template` into `path` piece by piece (the same bytes as writing its `render`, without
+    holding the whole page)."""
+    with path.open("w", encoding="utf-8") as fh:
+        for piece in template.generate(**context):
+            fh.write(piece)
 
 
 def _site_root(directory: Path) -> tuple[Path, str]:

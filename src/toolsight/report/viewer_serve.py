@@ -9,16 +9,18 @@ pages, which poll it when served over HTTP, reload themselves (keeping their fil
 from __future__ import annotations
 
 import errno
-import http.server
 import json
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolsight.errors import ToolsightError
 from toolsight.log.files import RECORDS
+
+if TYPE_CHECKING:  # http.server is imported when a site is served: building one (`toolsight run`'s end) never pays for it
+    import http.server
 
 DEFAULT_PORT = 8780  # not 8765, which the docs give the scripted model server
 LIVE = "live.json"
@@ -37,6 +39,7 @@ def make_site_server(root: Path, port: int, index: str = "index.html",
     """A quiet static-file server for `root` on 127.0.0.1:`port` (0 = any free port): `/` redirects to
     `index` (the site's page), and no folder is ever listed (a run's files are not a web page).
     `actions` maps a path (`/compare`) to work done on request, e.g. building a comparison site."""
+    import http.server
 
     class Handler(http.server.SimpleHTTPRequestHandler):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
