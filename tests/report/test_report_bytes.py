@@ -31,9 +31,9 @@ def outputs(root: Path, run_dir: Path) -> dict[str, str]:
     for f in sorted(site.rglob("*")):
         if f.is_file():
             texts["viewer/" + f.relative_to(site).as_posix()] = f.read_text(encoding="utf-8")
-    live = json.loads(texts["viewer/live.json"])  # its version is the build time, its sources' mtimes
+    live = json.loads(texts["viewer/live.json"])  # its version is the build time
     live.pop("version")
-    live["sources"] = [size for size, _mtime in live["sources"]]
+    live["sources"] = len(live["sources"])  # (size, mtime) of records.jsonl, whose paths vary with the tmp folder
     texts["viewer/live.json"] = json.dumps(live, sort_keys=True)
     return {name: hashlib.sha256(text.replace(str(root.resolve()), "{ROOT}").encode()).hexdigest()
             for name, text in texts.items()}
