@@ -37,11 +37,11 @@ def test_release_memory_returns_the_freed_heap_pages() -> None:
 
 def test_building_a_viewer_does_not_import_the_http_server(tmp_path: Path) -> None:
     code = (
-        "import sys; sys.path.insert(0, {tests!r})\n"
+        f"import sys; sys.path.insert(0, {str(Path(__file__).parents[1])!r})\n"
         "from runfixture import make_fixture_run\n"
         "from toolsight.report.viewer import build_viewer\n"
-        "build_viewer(make_fixture_run(__import__('pathlib').Path({root!r}), n_tasks=3))\n"
+        f"build_viewer(make_fixture_run(__import__('pathlib').Path({str(tmp_path)!r}), n_tasks=3))\n"
         "print(sorted(m for m in ('http.server', 'socketserver') if m in sys.modules))\n"
-    ).format(tests=str(Path(__file__).parents[1]), root=str(tmp_path))
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
