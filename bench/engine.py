@@ -177,7 +177,7 @@ def child_cli(a: argparse.Namespace) -> dict[str, Any]:
     out = Path(tempfile.mkdtemp(prefix="toolsight-bench-cli-"))
     sys.argv = ["toolsight", "run", a.data, "--model", f"{a.wire}/m", "--base-url", base_url(a.wire, a.url),
                 "--setting", "crop", "--retries", "0", "--no-cache", "--concurrency", str(a.concurrency),
-                "--out", str(out / "run")]
+                "--out", str(out / "run")] + (["--no-report"] if a.cli_no_report else [])
     t0 = time.perf_counter()
     code: Any = 0
     with contextlib.redirect_stdout(sys.stderr):  # the run's own output; the result is the last stdout line
@@ -199,14 +199,15 @@ def cli_rss(wire: str, a: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]
     """`--repeat` runs of the crop workload through `toolsight run` (`child_cli`), route kept."""
     from toolsight.models.scripted import ScriptedServer
 
+    extra = ["--cli-no-report"] if a.cli_no_report else []
     with ScriptedServer(script(a.rounds, 0), subprocess=True) as srv:
         run_child("toolsight", wire, srv.base_url, tmp / f"check-{wire}", 1, tmp / "cache")  # learns the route
-        return [run_child("cli", wire, srv.base_url, tmp / "data", a.concurrency, tmp / "cache")
+        return [run_child("cli", wire, srv.base_url, tmp / "data", a.concurrency, tmp / "cache", extra=extra)
                 for _ in range(a.repeat)]
 
 
 def run_child(side: str, wire: str, url: str, data: Path, conc: int, cache: Path, profile: str | None = None,
-              env: dict[str, str] | None = None) -> dict[str, Any]:
+              env: dict[str, str] | None = None, extra: list[str] | None = None) -> dict[str, Any]:
     """One measured run in its own process. `side`: "toolsight" or a floor's name. `cache` is the
     toolsight cache folder the child uses (its route store)."""
     transport, encoder = FLOORS.get(side, ("httpx2", "sdk"))
@@ -216,6 +217,7 @@ def run_child(side: str, wire: str, url: str, data: Path, conc: int, cache: Path
            "--encoder", encoder]
     if profile:
         cmd += ["--profile", profile]
+    cmd += extra or []
     full = {**os.environ, "TOOLSIGHT_CACHE": str(cache), "TOOLSIGHT_ROUTE_CACHE": "1", **(env or {})}
     r = subprocess.run(cmd, capture_output=True, text=True, env=full)
     if r.returncode != 0:
@@ -407,6 +409,8 @@ def main() -> None:
     ap.add_argument("--cli-rss", action="store_true",
                     help="also the peak RSS of the crop workload run through `toolsight run` (the command line)")
     ap.add_argument("--only-cli-rss", action="store_true", help="only that (no floors, no start-up)")
+    ap.add_argument("--cli-no-report", action="store_true",
+                    help="the command-line run with --no-report: the run's own peak, without the report and viewer")
     ap.add_argument("--child", choices=["bare", "toolsight", "cli"], help=argparse.SUPPRESS)
     ap.add_argument("--wire", default="openai", help=argparse.SUPPRESS)
     ap.add_argument("--url", help=argparse.SUPPRESS)
@@ -437,10 +441,11 @@ def main() -> None:
                 peak = max(r["rss"] for r in runs)
                 per_run = ", ".join(f"{r['rss']:.1f}" for r in runs)
                 pixels = ", ".join(runs[0]["pixels"]) or "none"
-                print(f"\n{wire}: `toolsight run` of {a.tasks} tasks x ({a.rounds} crop calls + answer), concurrency "
+                how = " --no-report" if a.cli_no_report else ""
+                print(f"\n{wire}: `toolsight run{how}` of {a.tasks} tasks x ({a.rounds} crop calls + answer), concurrency "
                       f"{a.concurrency}: peak RSS {peak:.1f} MB (highest of {len(runs)}; per run {per_run}; "
                       f"pixel libraries imported: {pixels}; SDK imported: {any(r['sdk'] for r in runs)})")
-                summary.append(_line(f"{wire}: peak RSS MB, `toolsight run`, {a.tasks} tasks", peak, peak <= 100, "<= 100"))
+                summary.append(_line(f"{wire}: peak RSS MB, `toolsight run{how}`, {a.tasks} tasks", peak, peak <= 100, "<= 100"))
                 if a.only_cli_rss:
                     continue
             check = check_same_requests(wire, tmp, a.rounds, [tmp / "data", tmp / "single"])
