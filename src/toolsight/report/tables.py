@@ -10,7 +10,6 @@ benchmark declares, its image operations per label.
 
 from __future__ import annotations
 
-import html
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -473,6 +472,8 @@ def to_markdown(t: Table) -> str:
 
 
 def to_html(t: Table) -> str:
+    import html  # here: its entity tables (~0.3 MB) are for HTML reports, not the markdown one `toolsight run` prints
+
     e = html.escape
     # the wrapper scrolls sideways: a wide table (many tools) never overflows the page
     parts = [f"<h3>{e(t.title)}</h3>", "<div class='table-wrap'><table class='ts'>", "<thead><tr>"]
