@@ -3,11 +3,10 @@
 After a run, the C heap holds the run's freed buffers (response bodies, encoded images, parsed
 records) in free chunks the allocator keeps for reuse; the report and the trace viewer built next
 would grow the process above the run's own peak. `release_memory` collects the cycles Python has
-not freed yet and asks glibc to return the free pages (`malloc_trim`); it also fixes glibc's mmap and
-trim thresholds at their 128 KiB defaults, so the report's large temporary buffers (the bootstrap's
-resample arrays, a rendered page) are mapped and unmapped, not left in the heap as glibc's adaptive
-threshold would after the first one is freed. Elsewhere (macOS, musl) it only collects.
-docs/speed.md has the figures.
+not freed yet and asks glibc to return the free pages (`malloc_trim`). It also fixes glibc's mmap
+and trim thresholds (`engine.memory.tune_malloc`, which a run has normally done already), so the
+report's large temporaries (the bootstrap's resample arrays) are unmapped when freed. Elsewhere
+(macOS, musl) it only collects. docs/speed.md has the figures.
 """
 
 from __future__ import annotations
@@ -18,28 +17,26 @@ import functools
 import gc
 from collections.abc import Callable
 
-#: mallopt parameters (malloc.h) and the value both are fixed at (glibc's default, 128 KiB)
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, THRESHOLD = -1, -3, 128 * 1024
+from toolsight.engine.memory import tune_malloc
 
 
 @functools.cache
-def _glibc() -> tuple[Callable[[int], int], Callable[[int, int], int]] | None:
-    """glibc's `malloc_trim` and `mallopt`, or None where the C library has not both."""
+def _glibc() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`, or None where the C library has none."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc.malloc_trim, libc.mallopt
+        trim: Callable[[int], int] = libc.malloc_trim
     except (OSError, AttributeError):
         return None
+    return trim
 
 
 def release_memory() -> bool:
-    """Collect garbage, fix the heap's thresholds and return its free pages; True on glibc."""
+    """Collect garbage and return the C heap's free pages to the system; True on glibc."""
     gc.collect()
-    fns = _glibc()
-    if fns is None:
+    trim = _glibc()
+    if trim is None:
         return False
-    trim, mallopt = fns
-    mallopt(M_MMAP_THRESHOLD, THRESHOLD)
-    mallopt(M_TRIM_THRESHOLD, THRESHOLD)
+    tune_malloc()
     trim(0)
     return True
