@@ -165,3 +165,12 @@ def test_one_image_under_two_names_is_in_the_workspace_under_both(tmp_path: Path
     assert sorted(p.name for p in store.workspace.iterdir()) == ["turn_0_image_0.png", "turn_1_image_0.png"]
     store.add_input("turn_2_image_0.png", data, (6, 4), shared)  # registered once the folder is made
     assert (store.workspace / "turn_2_image_0.png").read_bytes() == data
+
+
+def test_a_run_leaves_no_image_in_the_encoder_cache(tmp_path: Path) -> None:
+    """The base64 cache holds up to 64 MB of a run's images; the report that follows a run needs the
+    memory more (docs/speed.md), so the run empties it when it ends."""
+    from toolsight.models import images
+
+    _run(_dataset(tmp_path / "ds", n=2), tmp_path / "run", "crop")
+    assert images._b64_cache._bytes == 0 and not images._b64_cache._data

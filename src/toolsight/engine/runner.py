@@ -60,6 +60,7 @@ from toolsight.log.files import (
 from toolsight.log.record import Record, record_key
 from toolsight.log.status import STATUS, RunStatus
 from toolsight.models.base import GenerateConfig, Model
+from toolsight.models.images import forget_image_bytes
 from toolsight.scoring.base import ScoreContext, Scorer
 from toolsight.scoring.judge import judge_need
 from toolsight.tasks.dataset import dataset_hash, task_hashes
@@ -426,6 +427,7 @@ class Runner:
             await batches.aclose()
             await self._close(cache, caller, judge_caller)
         self.finalise(summary)
+        forget_image_bytes()  # the run's images are sent no more: the report after it needs the memory
         if stop is not None:
             summary.stopped = str(stop)
             raise RunStopped(str(stop), summary)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -118,6 +119,18 @@ def bootstrap_multi(
         if vals.size == 0:
             out[name] = Estimate(value=est.value, lo=est.value, hi=est.value, n=n)
             continue
-        lo, hi = np.quantile(vals, [alpha, 1.0 - alpha])
-        out[name] = Estimate(value=est.value, lo=float(lo), hi=float(hi), n=n)
+        ordered = np.sort(vals)
+        out[name] = Estimate(value=est.value, lo=quantile(ordered, alpha), hi=quantile(ordered, 1.0 - alpha), n=n)
     return out
+
+
+def quantile(ordered: np.ndarray, q: float) -> float:
+    """`np.quantile(values, q)` (its default, linear method) of sorted values, to the last bit —
+    without what `np.quantile` imports on its first call (`numpy.ma`, ~2 MB at the end of every
+    `toolsight run`, whose report computes these intervals; docs/speed.md)."""
+    n = len(ordered)
+    v = (n - 1) * q
+    lo = math.floor(v)
+    a, b = float(ordered[lo]), float(ordered[min(lo + 1, n - 1)])
+    t, d = v - lo, b - a
+    return b - d * (1 - t) if t >= 0.5 else a + d * t

@@ -41,6 +41,11 @@ class _B64Cache:
         self._put(path, value)
         return value
 
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self._bytes = 0
+
     def remember(self, path: str, data: bytes) -> None:
         """`data` was just written to `path`: the first `get` encodes it without reading the file."""
         self._put(path, data)
@@ -63,6 +68,11 @@ _b64_cache = _B64Cache()
 def remember_image_bytes(path: str, data: bytes) -> None:
     """Tell the encoder that `path` now holds `data` (just written), so sending it reads nothing."""
     _b64_cache.remember(path, data)
+
+
+def forget_image_bytes() -> None:
+    """Empty the cache (a run ends: its images are not sent again; up to 64 MB held otherwise)."""
+    _b64_cache.clear()
 
 
 def image_b64(part: ImagePart) -> str:
