@@ -80,7 +80,7 @@ class BatchStats:
     rebatched: int = 0  # items asked once more in a new batch (expired, or failed with a retryable error)
     submitted: int = 0  # batches submitted
     resumed: int = 0  # batches of an earlier invocation polled again (not re-submitted)
-    unbatchable: int = 0  # raw calls an official loop built itself (a protocol replay): always on-line
+    unbatchable: int = 0  # raw calls an official loop built itself without a batch form (`RawBatch`): on-line
 
 
 def describe_batches(stats: dict[str, BatchStats]) -> str:
@@ -454,6 +454,25 @@ class BatchRoute:
         self._asked.setdefault(body_hash(body), []).append(custom_id)
         out = self.model.batch_parse(reply)
         return out.model_copy(update={"batch": True}) if not out.batch else out
+
+    async def raw(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The batch reply body for a raw call's `body` (one an official loop built itself), under the
+        same custom ids, journal and fallback as `generate`; None: send it on-line (counted when its
+        batch item failed; a call outside any task scope is never batched)."""
+        scope = _scope.get()
+        if scope is None:
+            return None
+        n = scope.next(self.collector.label)
+        custom_id = f"{self.collector.label}-{_digest(scope.key, 16)}-{n}-{body_hash(body)[:12]}"
+        try:
+            reply = await self.collector.request(custom_id, body, scope.key)
+        except _NoResult as exc:
+            self.stats.fallbacks += 1
+            self.stats.expired += exc.expired
+            log.info("%s: batch item %s not answered (%s): sending it on-line", self.model.name, custom_id, exc)
+            return None
+        self.stats.batched += 1
+        return reply
 
 
 def open_route(model: Model, journal: BatchJournal, tuning: BatchTuning, label: str,

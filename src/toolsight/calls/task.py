@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
 from toolsight.calls.retry import CallFailed, CallInfo, ModelCaller
 from toolsight.calls.sent import SentLog
@@ -37,6 +38,16 @@ class CallerModel(Model):
         return self.caller.model.endpoint_id()
 
 
+@dataclass(frozen=True)
+class RawBatch(Generic[T]):
+    """How a raw call goes through a batch (`TaskCalls.call_raw`): `body`, the JSON request body for the
+    provider's batch endpoint, and `parse`, turning the batch reply body into what the on-line raw
+    call returns."""
+
+    body: dict[str, Any]
+    parse: Callable[[dict[str, Any]], T]
+
+
 class TaskCalls:
     """The `generate` one task's agent gets: the run's ModelCaller (or a baseline's own generate),
     with every call's finish reason, retries and timing logged for the trajectory, and every request's
@@ -54,17 +65,25 @@ class TaskCalls:
         self.cache_salt = cache_salt
 
     async def call_raw(self, fn: Callable[[], Awaitable[T]], usage: Callable[[T], Usage | None] | None = None, *,
-                       request: dict[str, Any] | None = None) -> T:
+                       request: dict[str, Any] | None = None, batch: RawBatch[T] | None = None) -> T:
         """A raw provider call an official loop built itself, under the run's limit, retries and breaker,
         logged like every other call: `usage` reads its token usage from the reply (None: the reply
         reported none, logged as `usage_missing`); `request` is the body it sends (noted in the run's
-        `sent` log)."""
+        `sent` log). In batch mode, `batch` says how the call goes through a batch instead (the item
+        failed or expired: on-line as usual); without it the call is counted as not batchable."""
         t0 = time.monotonic()
         index = len(self.log)
         if self.sent is not None and request is not None:
             self.sent.note_wire(request, self.prompts)
-        if self.caller is not None and self.caller.batch is not None:  # batch mode cannot carry it: counted
-            self.caller.batch.stats.unbatchable += 1
+        route = self.caller.batch if self.caller is not None else None
+        if route is not None and batch is None:  # batch mode cannot carry it: counted
+            route.stats.unbatchable += 1
+        elif route is not None and batch is not None:
+            reply = await route.raw(batch.body)
+            if reply is not None:
+                out = batch.parse(reply)
+                self._log_raw(index, t0, CallInfo(), usage(out) if usage is not None else None, batch=True)
+                return out
         try:
             if self.caller is None:
                 out, info = await fn(), CallInfo()
@@ -75,13 +94,15 @@ class TaskCalls:
             self.log.append(ModelCallRecord(index=index, retries=failed.retries, waited_s=round(failed.waited_s, 3),
                                             duration_s=round(time.monotonic() - t0, 4), error=str(exc)))
             raise
-        used = usage(out) if usage is not None else None
+        self._log_raw(index, t0, info, usage(out) if usage is not None else None)
+        return out
+
+    def _log_raw(self, index: int, t0: float, info: CallInfo, used: Usage | None, batch: bool = False) -> None:
         self.log.append(ModelCallRecord(
             index=index, retries=info.retries, duration_s=round(time.monotonic() - t0, 4),
             waited_s=round(info.waited_s, 3), input_tokens=used.input_tokens if used else 0,
             output_tokens=used.output_tokens if used else 0, cache_read_tokens=used.cache_read_tokens if used else 0,
-            cache_write_tokens=used.cache_write_tokens if used else 0, usage_missing=used is None))
-        return out
+            cache_write_tokens=used.cache_write_tokens if used else 0, usage_missing=used is None, batch=batch))
 
     async def __call__(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> ModelOutput:
         t0 = time.monotonic()

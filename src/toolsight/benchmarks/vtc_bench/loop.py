@@ -19,7 +19,9 @@ Qwen-Agent fork (zhuzil/VTC-Bench @ 484ef7c2) around toolsight's tools and model
 
 Requests go through `OpenAIModel.chat_completions_raw` (the same SDK call the driver makes, so the
 body is the driver's byte for byte); other providers get the same messages converted to toolsight
-messages (same texts, no exact wire). The tool is any tool of the setting: the official interface
+messages (same texts, no exact wire). In batch mode the raw call goes through the run's batch
+collector instead: the same body without `stream`, its reply read as one chunk (`batch_form.py`,
+docs/batch.md) — a documented difference from the driver, which streams. The tool is any tool of the setting: the official interface
 tools and the official `code_interpreter` (`code.py`, on the sandbox kernel) return the driver's
 content items; before each call the loop puts the conversation's image paths and the model name in
 the toolbox state (the reference's file access and working folder). Each attempt has the driver's
@@ -41,6 +43,7 @@ from PIL import Image
 from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.vtc_bench import prompts as P
+from toolsight.benchmarks.vtc_bench.batch_form import batch_body, reply_to_chunks
 from toolsight.benchmarks.vtc_bench.profiles import DriverProfile
 from toolsight.benchmarks.vtc_bench.qwen import (
     Item,
@@ -60,6 +63,7 @@ from toolsight.benchmarks.vtc_bench.settings import (
 )
 from toolsight.benchmarks.vtc_bench.tools.code import FILES_KEY, MODEL_KEY
 from toolsight.benchmarks.vtc_bench.tools.interface import HINT_KEY, inside
+from toolsight.calls.task import RawBatch
 from toolsight.log.toolspec import ToolSpec
 from toolsight.log.trajectory import ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import (
@@ -192,6 +196,8 @@ class VTCOfficialAgent:
                 return await self._fallback(kwargs, specs if tools else [], traj)
             call_raw = getattr(self.generate, "call_raw", None)
             timeout = self.settings.generate.timeout
+            # batch mode: the same body without `stream` (a batch cannot stream), its reply as one chunk
+            batch = RawBatch(batch_body(kwargs), reply_to_chunks)
 
             async def once() -> Any:
                 assert self.raw is not None
@@ -201,7 +207,8 @@ class VTCOfficialAgent:
             # then gives up with the same text as for any other failed call
             for attempt in range(MALFORMED_RETRIES + 1):
 
-                chunks = await (call_raw(once, raw_chat_usage, request=kwargs) if call_raw is not None else once())
+                chunks = await (call_raw(once, raw_chat_usage, request=kwargs, batch=batch) if call_raw is not None
+                                else once())
                 traj.usage = traj.usage + (raw_chat_usage(chunks) or Usage())
                 try:
                     return accumulate(chunks)

@@ -1,0 +1,92 @@
+"""`TaskCalls.call_raw(..., batch=RawBatch(body, parse))`: a raw call an official loop built itself goes
+through the run's batch collector in batch mode (the OpenAI SDK against the scripted server's batch
+endpoints), logged with its usage and `batch=True`; without the batch form it stays on-line and is
+counted as not batchable, and outside a task scope or outside batch mode nothing changes."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from toolsight.calls.batch_journal import BATCHES, BatchJournal
+from toolsight.calls.batching import BatchTuning, batch_scope, open_route
+from toolsight.calls.retry import ModelCaller
+from toolsight.calls.task import RawBatch, TaskCalls
+from toolsight.models.openai_provider import OpenAIModel, raw_chat_usage
+from toolsight.models.registry import get_model
+from toolsight.models.scripted import ScriptedServer
+from toolsight.models.scripted.script import Script
+
+FAST = BatchTuning(idle_s=0.05, poll_s=0.01, poll_max_s=0.02)
+BODY: dict[str, Any] = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "Which colour?"}]}
+
+
+def calls(srv: ScriptedServer, run_dir: Path, batch_mode: bool = True) -> tuple[ModelCaller, TaskCalls, OpenAIModel]:
+    model = get_model("openai/gpt-4.1", base_url=srv.openai_base_url)
+    assert isinstance(model, OpenAIModel)
+    caller = ModelCaller(model, retries=0)
+    if batch_mode:
+        caller.batch = open_route(model, BatchJournal(run_dir / BATCHES), FAST, "m")
+    return caller, TaskCalls(caller, caller), model
+
+
+def ask(tc: TaskCalls, model: OpenAIModel, batched: bool, scope: str | None = "t1") -> dict[str, Any]:
+    """One raw call (non-streamed, so both routes return a reply dict), with or without its batch form."""
+    async def once() -> list[dict[str, Any]]:
+        return await model.chat_completions_raw(BODY, 30)
+
+    async def go() -> dict[str, Any]:
+        form = RawBatch(BODY, lambda reply: [{**reply, "via": "batch"}]) if batched else None
+        if scope is None:
+            out = await tc.call_raw(once, raw_chat_usage, request=BODY, batch=form)
+        else:
+            with batch_scope(scope):
+                out = await tc.call_raw(once, raw_chat_usage, request=BODY, batch=form)
+        if tc.caller is not None and tc.caller.batch is not None:
+            await tc.caller.batch.collector.aclose()
+        return out[0]
+
+    return asyncio.run(go())
+
+
+SCRIPT = Script.model_validate({"steps": [{"text": "red", "input_tokens": 70, "output_tokens": 2}], "batch": {}})
+
+
+def test_the_batch_form_goes_through_the_collector(tmp_path: Path) -> None:
+    with ScriptedServer(SCRIPT) as srv:
+        caller, tc, model = calls(srv, tmp_path)
+        reply = ask(tc, model, batched=True)
+        sent = list(srv.requests)
+    assert reply["via"] == "batch" and reply["choices"][0]["message"]["content"] == "red"
+    assert [q.batch is not None for q in sent if q.path.endswith("/chat/completions")] == [True]
+    assert len(srv.batches.batches) == 1
+    assert caller.batch is not None
+    assert (caller.batch.stats.batched, caller.batch.stats.unbatchable) == (1, 0)
+    rec = tc.log[0]
+    assert rec.batch and (rec.input_tokens, rec.output_tokens, rec.usage_missing) == (70, 2, False)
+
+
+def test_without_the_batch_form_the_call_is_on_line_and_counted(tmp_path: Path) -> None:
+    with ScriptedServer(SCRIPT) as srv:
+        caller, tc, model = calls(srv, tmp_path)
+        reply = ask(tc, model, batched=False)
+        sent = list(srv.requests)
+    assert "via" not in reply
+    assert [q.batch for q in sent] == [None] and not srv.batches.batches
+    assert caller.batch is not None
+    assert (caller.batch.stats.batched, caller.batch.stats.unbatchable) == (0, 1)
+    assert not tc.log[0].batch and tc.log[0].input_tokens == 70
+
+
+def test_outside_a_task_scope_or_batch_mode_it_is_on_line(tmp_path: Path) -> None:
+    with ScriptedServer(SCRIPT) as srv:
+        caller, tc, model = calls(srv, tmp_path)
+        assert "via" not in ask(tc, model, batched=True, scope=None)
+        _, plain, model2 = calls(srv, tmp_path / "x", batch_mode=False)
+        assert "via" not in ask(plain, model2, batched=True)
+        sent = list(srv.requests)
+    assert [q.batch for q in sent] == [None, None] and not srv.batches.batches
+    assert caller.batch is not None
+    assert (caller.batch.stats.batched, caller.batch.stats.unbatchable) == (0, 0)
+    assert [r.batch for r in tc.log + plain.log] == [False, False]
