@@ -7,12 +7,14 @@ and the calls counted as batched."""
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2ekit import records, run
+from e2ekit import records, run, start, wait_until
 
+from toolsight.calls.batch_journal import read_journal
 from toolsight.models.scripted import ScriptedServer
 from toolsight.models.scripted.script import Script
 from toolsight.models.scripted.server import RecordedRequest
@@ -125,3 +127,31 @@ def test_a_tool_setting_batches_round_by_round(tmp_path: Path) -> None:
     assert [c["batch"] for c in rec["trajectory"]["model_call_log"]] == [True, True]
     assert rec["trajectory"]["tool_calls"][0]["name"] == "opencv_threshold" and rec["score"]["value"] == 1.0
     assert "model: 2 call(s) batched in 2 new batch(es)" in r.stdout + r.stderr
+
+
+def test_a_run_killed_after_submitting_resumes_by_polling_the_same_batch(gen: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with ScriptedServer(Script.model_validate({"steps": [STEP], "batch": {"hold_after": 0}})) as srv:
+        args = vtc(srv, gen, out, "--batch", *FAST)
+        proc = start(*args)
+        try:
+            wait_until(lambda: any(e["kind"] == "batch" for e in read_journal(out)), timeout=60,
+                       what="the batch's id in the journal")
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        (tag,) = [e["tag"] for e in read_journal(out) if e["kind"] == "submit"]
+        srv.script.batch.hold_after = None
+        r = run(*args, "--resume")
+        batches = list(srv.batches.batches.values())
+        submissions = srv.batches.submissions(tag)
+        sent = completions(srv)
+    assert r.returncode in (0, 3), r.stderr
+    assert len(batches) == 1 and len(batches[0].items) == N and submissions == 1  # polled again, never re-sent
+    assert len(sent) == N and all(q.batch is not None for q in sent)
+    recs = records(out)
+    assert len(recs) == N and all(x["error"] is None for x in recs)
+    assert all([c["batch"] for c in x["trajectory"]["model_call_log"]] == [True] for x in recs)
+    assert "1 resumed" in r.stdout + r.stderr
