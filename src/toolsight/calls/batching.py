@@ -441,16 +441,10 @@ class BatchRoute:
             body = self.model.batch_body(messages, tools, config)
         except ConfigurationError as exc:  # e.g. a streamed request: no task of this run could batch
             raise RunAborted(f"batch mode: {exc}") from None
-        n = scope.next(self.collector.label)
-        custom_id = f"{self.collector.label}-{_digest(scope.key, 16)}-{n}-{body_hash(body)[:12]}"
-        try:
-            reply = await self.collector.request(custom_id, body, scope.key)
-        except _NoResult as exc:
-            self.stats.fallbacks += 1
-            self.stats.expired += exc.expired
-            log.info("%s: batch item %s not answered (%s): sending it on-line", self.model.name, custom_id, exc)
+        got = await self._ask(scope, body)
+        if got is None:
             return None
-        self.stats.batched += 1
+        reply, custom_id = got
         self._asked.setdefault(body_hash(body), []).append(custom_id)
         out = self.model.batch_parse(reply)
         return out.model_copy(update={"batch": True}) if not out.batch else out
@@ -462,6 +456,12 @@ class BatchRoute:
         scope = _scope.get()
         if scope is None:
             return None
+        got = await self._ask(scope, body)
+        return got[0] if got is not None else None
+
+    async def _ask(self, scope: _Scope, body: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+        """(the reply body, its custom id) — the task's next id for this route — or None when the item
+        was not answered and the call goes on-line (counted)."""
         n = scope.next(self.collector.label)
         custom_id = f"{self.collector.label}-{_digest(scope.key, 16)}-{n}-{body_hash(body)[:12]}"
         try:
@@ -472,7 +472,7 @@ class BatchRoute:
             log.info("%s: batch item %s not answered (%s): sending it on-line", self.model.name, custom_id, exc)
             return None
         self.stats.batched += 1
-        return reply
+        return reply, custom_id
 
 
 def open_route(model: Model, journal: BatchJournal, tuning: BatchTuning, label: str,
