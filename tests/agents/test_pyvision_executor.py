@@ -29,7 +29,7 @@ def _box(tmp: Path, mode: str) -> Toolbox:
     arr[..., 0] = 200
     arr[..., 3] = 255
     Image.fromarray(arr, "RGBA").save(ws / "in.png")
-    store = ArtifactStore(ws, created=True)
+    store = ArtifactStore(ws)
     art = store.add_file(ws / "in.png", source="input", keep_name=True)
     box = Toolbox([PyVisionExecutor(timeout_s=TIMEOUT)], store, "t")
     configure(box.state, ExecutorConfig(mode=mode, files=[art.file], inputs=[art.id]))  # type: ignore[arg-type]

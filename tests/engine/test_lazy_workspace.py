@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from pathlib import Path
 
 import cv2
@@ -91,8 +92,6 @@ def test_a_run_without_tools_keeps_one_copy_per_image_and_no_task_folder(tmp_pat
 
 
 def _img_srcs(html: str) -> list[str]:
-    import re
-
     return [m for m in re.findall(r'<img[^>]*src="([^"]+)"', html) if "img/" in m]
 
 

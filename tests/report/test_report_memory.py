@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from toolsight.report.release import _glibc, release_memory
+from toolsight.engine.memory import glibc
+from toolsight.report.release import release_memory
 
 
 def _rss_kb() -> int:
@@ -19,7 +20,7 @@ def _rss_kb() -> int:
     raise AssertionError("no VmRSS")
 
 
-@pytest.mark.skipif(not Path("/proc/self/status").is_file() or _glibc() is None, reason="glibc on Linux only")
+@pytest.mark.skipif(not Path("/proc/self/status").is_file() or glibc() is None, reason="glibc on Linux only")
 def test_release_memory_returns_the_freed_heap_pages() -> None:
     # 40,000 buffers of 2 KB (malloc'd, not pymalloc'd), then one kept above them: freeing the rest
     # leaves ~80 MB of free chunks under a live one, which glibc keeps until it is told to trim

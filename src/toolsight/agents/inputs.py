@@ -71,12 +71,12 @@ class SharedInputs:
         return dest, True
 
 
-def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox, *, root_resolved: bool = False,
-                    shared: SharedInputs | None = None) -> dict[str, Artifact]:
-    """Copy the task's input images into its workspace (under their base names) as input artifacts.
-    `root_resolved`: `dataset_root` is already resolved (the runner resolves it once per run: it
-    stats every component of the path). `shared`: the run's shared copies (module docstring); an
-    image that needs converting goes into the workspace (made now) as before."""
+def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox, shared: SharedInputs | None = None, *,
+                    root_resolved: bool = False) -> dict[str, Artifact]:
+    """Register the task's input images (under their base names) as input artifacts: one sendable as
+    it is through the run's shared copies (`shared`, the module docstring; without it, copied into the
+    workspace), one that needs converting into the workspace (made now). `root_resolved`: `dataset_root` is already resolved (the runner
+    resolves it once per run: it stats every component of the path)."""
     out: dict[str, Artifact] = {}
     used: set[str] = set()
     root = dataset_root if root_resolved else dataset_root.resolve()
@@ -85,41 +85,31 @@ def register_inputs(task: Task, dataset_root: Path, toolbox: Toolbox, *, root_re
         with open(src, "rb") as fh:  # read once: decided on, copied and hashed from the same bytes
             data = fh.read()
         size = plain_png_size(data)
-        if size is not None and shared is not None:  # the common case: no file of the task's own
+        if size is not None:  # the common case, decided from the header without PIL (~0.1 ms a task)
             out[rel] = _add_shared(toolbox, shared, _unique(Path(rel).name, used), data, size)
-            continue
-        if size is not None:  # decided from the header without PIL (~0.1 ms a task)
-            dest = toolbox.store.workspace / _unique(Path(rel).name, used)
-            with open(dest, "wb") as fh:  # a private copy, never a hard link
-                fh.write(data)
-            out[rel] = toolbox.store.add_file(dest, source="input", keep_name=True, data=data, size=size)
             continue
         with _open(task, rel, data) as im:
             _check_pixels(task, rel, im.size)  # from the header: nothing is decoded before this
             why = needs_conversion(im)
             name = _unique(Path(rel).name if why is None else Path(rel).stem + _suffix(im), used)
-            if why is None and shared is not None:  # e.g. a JPEG: sendable as it is
+            if why is None:  # e.g. a JPEG: sendable as it is
                 out[rel] = _add_shared(toolbox, shared, name, data, im.size)
                 continue
             ws = toolbox.store.workspace
-            dest = ws / name
-            if why is None:
-                dest.write_bytes(data)  # a private copy, never a hard link
-            else:
-                convert(im, dest)
-        art = toolbox.store.add_file(dest, source="input", keep_name=True, converted_from=why,
-                                     data=data if why is None else None)
-        if why is not None:  # the dataset's file as it was, for loops that send it as their driver did
-            keep = ws / SOURCE_DIR / art.id
-            keep.parent.mkdir(exist_ok=True)
-            keep.write_bytes(data)
+            convert(im, ws / name)
+        art = toolbox.store.add_file(ws / name, source="input", keep_name=True, converted_from=why)
+        # the dataset's file as it was, for loops that send it as their driver did
+        keep = ws / SOURCE_DIR / art.id
+        keep.parent.mkdir(exist_ok=True)
+        keep.write_bytes(data)
         out[rel] = art
     return out
 
 
-def _add_shared(toolbox: Toolbox, shared: SharedInputs, name: str, data: bytes, size: tuple[int, int]) -> Artifact:
+def _add_shared(toolbox: Toolbox, shared: SharedInputs | None, name: str, data: bytes,
+                size: tuple[int, int]) -> Artifact:
     digest = hashlib.sha256(data).hexdigest()
-    path, first = shared.keep(data, Path(name).suffix, digest)
+    path, first = shared.keep(data, Path(name).suffix, digest) if shared is not None else (None, False)
     # the encoder caches the shared copy by path: told once, it encodes the image once for the run
     return toolbox.store.add_input(name, data, size, path, digest=digest, remember=first)
 

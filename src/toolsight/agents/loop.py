@@ -18,6 +18,7 @@ Official loops subclassing `Agent` keep the sliding image window and send no cac
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ from toolsight.log.toolspec import ToolSpec
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import (
     Generate,
+    GenerateConfig,
     ImagePart,
     Message,
     Model,
@@ -97,13 +99,25 @@ class Agent:
             settings.text_protocol if settings.text_protocol is not None else not model.native_tools
         )
         self.toolsight_loop = settings.loop == "toolsight" and settings.generate.wire is None
-        if self.toolsight_loop:  # a request that offers tools may be followed by a round that reads it
-            self.config = settings.generate.model_copy(update={"prompt_cache": "write"})
-            self.last_config = settings.generate.model_copy(update={"prompt_cache": "read"})
-        else:
-            self.config = self.last_config = settings.generate
-        #: the toolsight loop's tools-forbidden last round (`_offer`): nothing follows it, so it only reads
-        self.forbid_config = self.last_config.model_copy(update={"tool_choice": "none"})
+
+    # the generation settings of a round, each made when first used (an agent runs one task: a copy
+    # it never needs is a pydantic copy per task for nothing)
+    @functools.cached_property
+    def config(self) -> GenerateConfig:
+        """A round that offers tools: in the toolsight loop it may be followed by one that reads it."""
+        g = self.settings.generate
+        return g.model_copy(update={"prompt_cache": "write"}) if self.toolsight_loop else g
+
+    @functools.cached_property
+    def last_config(self) -> GenerateConfig:
+        """A round that offers no tools: nothing follows it, so it only reads."""
+        g = self.settings.generate
+        return g.model_copy(update={"prompt_cache": "read"}) if self.toolsight_loop else g
+
+    @functools.cached_property
+    def forbid_config(self) -> GenerateConfig:
+        """The toolsight loop's tools-forbidden last round (`_offer`)."""
+        return self.last_config.model_copy(update={"tool_choice": "none"})
 
     def _image_part(self, art: Artifact, toolbox: Toolbox) -> ImagePart:
         path = toolbox.store.path(art)

@@ -14,13 +14,31 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import sys
+from typing import Any
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameter numbers (malloc.h)
 THRESHOLD = 128 * 1024
 
 _done = False
+
+
+@functools.cache
+def glibc() -> Any | None:
+    """The C library when it is glibc (Linux), else None: musl and others have no such knobs."""
+    if not sys.platform.startswith("linux") or not (name := ctypes.util.find_library("c")):
+        return None
+    try:
+        libc = ctypes.CDLL(name)
+    except OSError:
+        return None
+    if not all(hasattr(libc, f) for f in ("gnu_get_libc_version", "mallopt", "malloc_trim")):
+        return None
+    libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    libc.mallopt.restype = ctypes.c_int
+    return libc
 
 
 def tune_malloc() -> bool:
@@ -29,19 +47,17 @@ def tune_malloc() -> bool:
     if _done:
         return False
     _done = True
-    if not sys.platform.startswith("linux") or any(
-            k in os.environ for k in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_")):
+    libc = glibc()
+    if libc is None or any(k in os.environ for k in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_",
+                                                     "MALLOC_TOP_PAD_")):
         return False
-    name = ctypes.util.find_library("c")
-    if not name:
+    return bool(libc.mallopt(M_TRIM_THRESHOLD, THRESHOLD)) and bool(libc.mallopt(M_MMAP_THRESHOLD, THRESHOLD))
+
+
+def trim_heap() -> bool:
+    """Return the C heap's free pages to the system (glibc's `malloc_trim`); whether it could."""
+    libc = glibc()
+    if libc is None:
         return False
-    try:
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
-        if not hasattr(libc, "gnu_get_libc_version"):  # musl and others: their malloc has no such knob
-            return False
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
-    return bool(mallopt(M_TRIM_THRESHOLD, THRESHOLD)) and bool(mallopt(M_MMAP_THRESHOLD, THRESHOLD))
+    libc.malloc_trim(0)
+    return True

@@ -460,9 +460,8 @@ class Runner:
         with contextlib.suppress(OSError):  # a full disk: the live counts stand
             start = getattr(self, "_lines_at_start", None)
             written = _record_lines(self.run_dir) - start if start is not None else None
-            if start == 0 and written == summary.done and not summary.rescored and summary.prices is None:
+            if start == 0 and written == summary.done and not summary.rescored:
                 summary.whole = summary.ran  # the run's every record was written and counted by this invocation
-                # (priced at the built-in table: with --prices, `finalise` prices them from the records)
             else:
                 summary.finalise(keys)
             if written is not None:  # what this invocation really wrote (a full disk loses the last ones)
@@ -470,7 +469,7 @@ class Runner:
 
     @staticmethod
     def _count(summary: RunSummary, rec: Record) -> None:
-        summary.count(record_counts(rec))
+        summary.count(record_counts(rec, summary.prices))
 
     def caller_for(self, model: Model, max_connections: int, cache: ResponseCache | None, *,
                    label: str = "model endpoint", limiter: EndpointLimiter | None = None) -> ModelCaller:

@@ -76,10 +76,6 @@ class TaskRunner:
     task_hashes: dict[str, str]
     #: what this process's requests carried (tools, prompts): the manifest's `sent` block
     sent: SentLog = field(default_factory=SentLog)
-    #: workspaces made only when a task needs one, inputs shared across the run (the module
-    #: docstring); a remote worker, which ships each task's folder back whole, turns it off
-    lazy_workspaces: bool = True
-
     @functools.cached_property
     def _shared(self) -> SharedInputs:
         return SharedInputs(shared_inputs_dir(self.run_dir))
@@ -102,15 +98,11 @@ class TaskRunner:
 
     async def run(self, task: Task, caller: ModelCaller, ctx: ScoreContext, epoch: int = 1) -> Record:
         t0 = time.time()
-        if self.lazy_workspaces:
-            ws = artifact_dir(self.run_dir, task.id, epoch)
-            if ws.name in self._left_over:  # a partial workspace from a killed run, or from an errored attempt
-                self._left_over.discard(ws.name)
-                if os.path.lexists(ws):
-                    shutil.rmtree(ws)
-            store = ArtifactStore(ws, lazy=True, on_write=remember_image_bytes)
-        else:
-            store = ArtifactStore(self._workspace(task, epoch), created=True, on_write=remember_image_bytes)
+        ws = artifact_dir(self.run_dir, task.id, epoch)
+        if ws.name in self._left_over:  # a partial workspace from a killed run, or from an errored attempt:
+            self._left_over.discard(ws.name)  # gone even if this attempt never makes one
+            shutil.rmtree(ws, ignore_errors=True)
+        store = ArtifactStore(ws, lazy=True, on_write=remember_image_bytes)
         toolbox = Toolbox(list(self.tools), store, task.id)
         model = self.model.for_task(task, epoch)
         calls = TaskCalls(caller if model is self.model else None, model.generate,
@@ -120,8 +112,7 @@ class TaskRunner:
         error: str | None = None
         traj = Trajectory()
         try:
-            inputs = register_inputs(task, self._dataset_root, toolbox, root_resolved=True,
-                                     shared=self._shared if self.lazy_workspaces else None)
+            inputs = register_inputs(task, self._dataset_root, toolbox, self._shared, root_resolved=True)
             with batch_scope(f"{task.id}#{epoch}"):  # batch mode numbers the task's calls from here
                 traj = await self._within_deadline(agent.run(task, toolbox, inputs), caller)
         except TaskFailed as exc:
@@ -172,17 +163,6 @@ class TaskRunner:
         except RunAborted as exc:  # the judge endpoint is down past the outage timeout, or refused us
             rec.score_pending = str(exc)
         return rec
-
-    def _workspace(self, task: Task, epoch: int) -> Path:
-        ws = artifact_dir(self.run_dir, task.id, epoch)
-        try:  # one system call in the common case (no exists() first: this runs for every task)
-            os.mkdir(ws)
-        except FileExistsError:
-            shutil.rmtree(ws)  # a partial workspace from a killed run, or from an errored attempt
-            os.mkdir(ws)
-        except FileNotFoundError:  # the run's first task: artifacts/ is not there yet
-            os.makedirs(ws, exist_ok=True)
-        return ws
 
     async def _score(self, task: Task, traj: Trajectory, ctx: ScoreContext) -> tuple[Score | None, str | None]:
         if self.scorer is None:

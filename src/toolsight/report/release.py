@@ -11,32 +11,13 @@ report's large temporaries (the bootstrap's resample arrays) are unmapped when f
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import functools
 import gc
-from collections.abc import Callable
 
-from toolsight.engine.memory import tune_malloc
-
-
-@functools.cache
-def _glibc() -> Callable[[int], int] | None:
-    """glibc's `malloc_trim`, or None where the C library has none."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim: Callable[[int], int] = libc.malloc_trim
-    except (OSError, AttributeError):
-        return None
-    return trim
+from toolsight.engine.memory import trim_heap, tune_malloc
 
 
 def release_memory() -> bool:
     """Collect garbage and return the C heap's free pages to the system; True on glibc."""
     gc.collect()
-    trim = _glibc()
-    if trim is None:
-        return False
     tune_malloc()
-    trim(0)
-    return True
+    return trim_heap()

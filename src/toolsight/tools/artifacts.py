@@ -40,16 +40,15 @@ def image_size(data: bytes) -> tuple[int, int]:
 class ArtifactStore:
     """The artifacts of one task, stored as files in its workspace, addressed by content hash."""
 
-    def __init__(self, workspace: Path, *, created: bool = False, lazy: bool = False,
+    def __init__(self, workspace: Path, *, lazy: bool = False,
                  on_write: Callable[[str, bytes], None] | None = None) -> None:
-        """`created`: the caller has just made the folder (spares a system call per task); `lazy`:
-        make it the first time `workspace` is asked for (a folder left there by a killed attempt is
+        """`lazy`: make the folder the first time `workspace` is asked for (a folder left there by a killed attempt is
         replaced then); `on_write(path, data)` hears of every image file the store writes (the run's
         encoder cache)."""
         self._dir = workspace
         self.on_write = on_write
         self._made = not lazy
-        if not lazy and not created:
+        if not lazy:
             workspace.mkdir(parents=True, exist_ok=True)
         self._by_id: dict[str, Artifact] = {}
         self._order: list[str] = []
@@ -138,12 +137,15 @@ class ArtifactStore:
             return shared
         return self.workspace / art.file
 
-    def add_input(self, name: str, data: bytes, size: tuple[int, int], shared: Path, *,
+    def add_input(self, name: str, data: bytes, size: tuple[int, int], shared: Path | None, *,
                   digest: str | None = None, remember: bool = True) -> Artifact:
         """Register an input image (no conversion needed) under its workspace `name`, whose bytes are
         `data` (sha256 `digest`, when the caller has it) and whose copy for the whole run is already
-        at `shared`. A made workspace gets its own copy now; a lazy one when it is made. `remember`:
-        tell `on_write` about the shared copy (not needed when an earlier task of the run did)."""
+        at `shared` (None: there is none, so the workspace is made now). A made workspace gets its own
+        copy now; a lazy one when it is made. `remember`: tell `on_write` about the shared copy (not
+        needed when an earlier task of the run did)."""
+        if shared is None:
+            self.workspace  # noqa: B018 - the file must be somewhere: make the folder
         digest = digest or hashlib.sha256(data).hexdigest()
         art_id = f"img-{digest[:12]}"
         if self._made:
@@ -152,7 +154,7 @@ class ArtifactStore:
             self._held.append((name, data))
         if art_id in self._by_id:
             return self._by_id[art_id]
-        if not self._made:
+        if shared is not None and not self._made:
             self._shared[art_id] = shared
             if remember and self.on_write is not None:  # the loop sends the shared copy's path: no re-read
                 self.on_write(str(shared), data)
