@@ -361,10 +361,21 @@ def test_another_tasks_workspace_is_invisible(pool: SandboxPool, tmp_path: Path,
     assert res.stdout.count("denied FileNotFoundError") + res.stdout.count("denied PermissionError") == 2, res
 
 
-def test_concurrent_calls_share_the_pool(tmp_path: Path) -> None:
+@pytest.mark.parametrize("prewarm", [False, True])
+def test_concurrent_calls_share_the_pool(tmp_path: Path, prewarm: bool) -> None:
+    """Five concurrent calls on a pool of two: never more than `size` servers serve calls; with
+    pre-warming on, one more may be starting for the next task (`SandboxPool._prewarm`), never two."""
     import asyncio
 
-    own = SandboxPool(size=2)
+    own = SandboxPool(size=2, config={"prewarm_servers": prewarm})
+    most = 0
+
+    def run(i: int, d: Path) -> ExecResult:
+        nonlocal most
+        res = own.run(f"print({i} * 2)", d, FAST)
+        with own._cond:
+            most = max(most, len(own._all) + own._starting)
+        return res
 
     async def go() -> list[ExecResult]:
         dirs = []
@@ -372,12 +383,13 @@ def test_concurrent_calls_share_the_pool(tmp_path: Path) -> None:
             d = tmp_path / f"w{i}"
             d.mkdir()
             dirs.append(d)
-        return list(await asyncio.gather(*(asyncio.to_thread(own.run, f"print({i} * 2)", d, FAST)
-                                           for i, d in enumerate(dirs))))
+        return list(await asyncio.gather(*(asyncio.to_thread(run, i, d) for i, d in enumerate(dirs))))
 
     try:
         out = asyncio.run(go())
         assert [r.stdout.strip() for r in out] == [str(i * 2) for i in range(5)]
-        assert len(own._all) <= 2
+        with own._cond:
+            most = max(most, len(own._all) + own._starting)
+        assert most <= own.size + (1 if prewarm else 0), most
     finally:
         own.shutdown()
