@@ -1,7 +1,8 @@
 """What a run's tokens cost: a price table per model and the cost of each call, with the saving.
 
 toolsight ships a price table (`prices.toml` beside this module: list prices in USD per million
-tokens, with the date they were taken and their source — check them before trusting a figure). A
+tokens, each with the date it was checked and its source — stored copies of the providers' pricing
+pages, not the live pages; its header says which). A
 user's file (`--prices FILE`, JSON or TOML) merges over it model by model: a field it gives replaces
 the built-in one, a model it adds must give `input` and `output`. A model matches by its full name
 (`anthropic/claude-sonnet-4-5`), then by the part after the provider prefix, then without a date or
