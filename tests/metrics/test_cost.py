@@ -98,6 +98,34 @@ def test_the_builtin_table_prices_the_papers_models_and_says_when_and_where() ->
     assert table["anthropic/claude-sonnet-4-5"].cache_write == pytest.approx(1.25 * 3.0)
 
 
+# The figures checked on 2026-11-27 against stored copies of the providers' pricing pages (prices.toml's
+# header names the copies): (input, cached_input, cache_write, output); batch is half price for every one.
+CHECKED = {
+    "openai/gpt-4o": (2.50, 1.25, None, 10.00), "openai/gpt-4o-mini": (0.15, 0.075, None, 0.60),
+    "openai/gpt-4.1": (2.00, 0.50, None, 8.00), "openai/gpt-4.1-mini": (0.40, 0.10, None, 1.60),
+    "openai/gpt-4.1-nano": (0.10, 0.025, None, 0.40), "openai/o3": (2.00, 0.50, None, 8.00),
+    "openai/o4-mini": (1.10, 0.275, None, 4.40), "openai/gpt-5": (1.25, 0.125, None, 10.00),
+    "openai/gpt-5-mini": (0.25, 0.025, None, 2.00), "openai/gpt-5.1": (1.25, 0.125, None, 10.00),
+    "anthropic/claude-sonnet-4-5": (3.00, 0.30, 3.75, 15.00), "anthropic/claude-sonnet-4-0": (3.00, 0.30, 3.75, 15.00),
+    "anthropic/claude-sonnet-4": (3.00, 0.30, 3.75, 15.00), "anthropic/claude-opus-4-1": (15.00, 1.50, 18.75, 75.00),
+    "anthropic/claude-opus-4-0": (15.00, 1.50, 18.75, 75.00), "anthropic/claude-opus-4": (15.00, 1.50, 18.75, 75.00),
+    "anthropic/claude-haiku-4-5": (1.00, 0.10, 1.25, 5.00),
+    "google/gemini-2.5-pro": (1.25, 0.125, None, 10.00), "google/gemini-2.5-flash": (0.30, 0.03, None, 2.50),
+    "google/gemini-2.5-flash-lite": (0.10, 0.01, None, 0.40),
+}
+
+
+def test_the_builtin_table_holds_the_checked_figures_and_names_the_stored_copy() -> None:
+    table = builtin_prices()
+    assert sorted(table) == sorted(CHECKED)
+    for name, (inp, cached, write, out) in CHECKED.items():
+        p = table[name]
+        assert (p.input, p.cached_input, p.cache_write, p.output, p.batch_discount) == (inp, cached, write, out, 0.5), name
+        assert str(p.taken) == "2026-11-27" and p.source and "stored copy" in p.source, name
+    # gpt-5.1 is its own entry, not gpt-5's (and a dated gpt-5.1 finds it)
+    assert price_for("openai/gpt-5.1-2025-11-13", table) is table["openai/gpt-5.1"]
+
+
 def test_an_override_file_merges_over_the_builtin_table_model_by_model(tmp_path: Path) -> None:
     f = tmp_path / "prices.json"
     f.write_text(json.dumps({"openai/gpt-4o": {"input": 2.0}, "acme/vision": {"input": 1, "output": 3}}))
