@@ -260,3 +260,19 @@ def test_toolsight_report_names_a_bad_price_file(priced_run: Path, tmp_path: Pat
     f.write_text(json.dumps({"acme/vision": {"input": 1}}))
     r = ts("report", str(priced_run), "--prices", str(f))
     assert_one_error_line(r, 2, str(f), "acme/vision", "output")
+
+
+def test_a_batch_calls_cache_reads_cost_batch_cached_input_when_the_table_gives_it() -> None:
+    # agent-1 with Gemini's rule: a cache hit in a batch costs 0.45 (not 0.5 x 0.6 = 0.3); the rest is discounted
+    gem = Price(input=2.0, cached_input=0.5, cache_write=2.5, output=8.0, batch_discount=0.4, batch_cached_input=0.45)
+    batch = CallTokens(MODEL, 10_000, 500, 6_000, 1_000, batch=True)
+    # (3,000 x 2 + 1,000 x 2.5 + 500 x 8) x 0.6 + 6,000 x 0.45 = 12,500 x 0.6 + 2,700
+    assert call_cost(gem, batch) == pytest.approx((12_500 * 0.6 + 2_700) / 1e6)
+    assert call_cost(gem, CALL) == pytest.approx(15_500 / 1e6)  # on-line: unchanged
+    c = cost_of([batch], {MODEL: gem})
+    assert c.batch_saving_usd == pytest.approx((15_500 - 12_500 * 0.6 - 2_700) / 1e6)
+    # the built-in Gemini rows: cache hits in a batch at the Standard context-caching price
+    flash = builtin_prices()["google/gemini-2.5-flash"]
+    assert flash.batch_cached_input == flash.cached_input == 0.03
+    hit = CallTokens("google/gemini-2.5-flash", 1_000_000, 0, cache_read=1_000_000, batch=True)
+    assert call_cost(flash, hit) == pytest.approx(0.03)

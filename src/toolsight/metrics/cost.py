@@ -12,7 +12,9 @@ The cost of one call (`call_cost`), with *U* = input tokens not read from or wri
 
     (U × input + cache reads × cached_input + cache writes × cache_write + output × output) / 10⁶
 
-times (1 − batch_discount) for a call sent through a batch API. Output includes reasoning tokens, as
+times (1 − batch_discount) for a call sent through a batch API — except its cache reads, priced at
+`batch_cached_input` when the table gives it (Gemini's batch mode bills cache hits at the on-line cache
+price, with no batch discount). Output includes reasoning tokens, as
 providers bill them. A call replayed from toolsight's own response cache reached no provider and
 costs nothing. The *list cost* of the same tokens (`list_cost`) is what they would cost on-line
 without any cache: (all input × input + output × output) / 10⁶; the saving is list cost − cost,
@@ -56,6 +58,8 @@ class Price(BaseModel):
     cache_write: float | None = Field(default=None, ge=0, description="input written to the prompt cache "
                                       "(None: input's price)")
     batch_discount: float = Field(default=0.0, ge=0, le=1, description="share taken off a batch call (0.5: half)")
+    batch_cached_input: float | None = Field(default=None, ge=0, description="input read from the prompt cache "
+                                             "in a batch call (None: cached_input less batch_discount)")
     taken: date | None = Field(default=None, description="when these prices were read")
     source: str | None = Field(default=None, description="where they were read")
 
@@ -80,7 +84,13 @@ def call_cost(price: Price, t: CallTokens) -> float:
     """What the call cost (see the module docstring)."""
     if t.replayed:
         return 0.0
-    return _online(price, t) * ((1 - price.batch_discount) if t.batch else 1.0)
+    if not t.batch:
+        return _online(price, t)
+    off = 1 - price.batch_discount
+    if price.batch_cached_input is None:
+        return _online(price, t) * off
+    rest = _online(price, CallTokens(t.model, t.input - t.cache_read, t.output, 0, t.cache_write))
+    return rest * off + t.cache_read * price.batch_cached_input / PER_TOKENS
 
 
 def _online(price: Price, t: CallTokens) -> float:
@@ -216,7 +226,7 @@ def _validate(entry: dict[str, Any], where: str, model: str) -> Price:
         err = exc.errors()[0]
         field = ".".join(str(x) for x in err["loc"]) or "(entry)"
         raise PriceError(f"{where}: {model}: {field}: {err['msg']} (prices are USD per million tokens; fields: "
-                         "input, output, cached_input, cache_write, batch_discount, taken, source)") from None
+                         "input, output, cached_input, cache_write, batch_discount, batch_cached_input, taken, source)") from None
 
 
 @functools.cache
