@@ -468,6 +468,12 @@ class BatchRoute:
         got = await self._ask(scope, body, self._collector(endpoint))
         return got[0] if got is not None else None
 
+    def unusable(self) -> None:
+        """A reply `raw` returned could not be read (what the on-line call would have refused): the call
+        goes on-line after all, counted as a fallback instead of batched."""
+        self.stats.batched -= 1
+        self.stats.fallbacks += 1
+
     def _collector(self, endpoint: str | None) -> BatchCollector:
         """The collector for `endpoint` (None: the model's own), made on first use."""
         if endpoint is None:

@@ -90,8 +90,7 @@ class TaskCalls:
                     parsed = batch.parse(reply)
                 except ModelError as exc:  # a reply the on-line call would have refused (and retried)
                     log.info("a batch reply could not be read (%s): sending the call on-line", exc)
-                    route.stats.batched -= 1
-                    route.stats.fallbacks += 1
+                    route.unusable()
                 else:
                     self._log_raw(index, t0, CallInfo(), usage(parsed) if usage is not None else None, batch=True)
                     return parsed
