@@ -9,7 +9,8 @@ call (`chat_completions_raw`: the OpenAI provider, and any OpenAI-compatible ser
 the messages go out as the framework's own wire dicts with its own parameters through the same
 SDK call the original makes, so the request body is the original's byte for byte; the call still
 goes through the run's connection limit, retries and outage breaker (`generate.call_raw`), never
-the response cache. Other providers, and the `toolsight` loop, get the same messages as toolsight
+the response cache; in batch mode (`--batch rounds`) it goes as a batch item with the same JSON
+body (`chat_batch_body`), each round of every task waiting for its batch. Other providers, and the `toolsight` loop, get the same messages as toolsight
 messages through the run's `generate` (retries, cache), with the same parameters.
 
 Both agents only ever append to their conversation, so in the `toolsight` loop each request repeats
@@ -28,6 +29,7 @@ from typing import Any, Literal
 
 from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings, QuestionView
+from toolsight.calls.task import RawBatch
 from toolsight.errors import ToolsightError
 from toolsight.log.trajectory import Trajectory
 from toolsight.models.base import (
@@ -40,6 +42,7 @@ from toolsight.models.base import (
     TextPart,
     Usage,
 )
+from toolsight.models.batch.sdk_body import chat_batch_body
 from toolsight.tasks.schema import Turn
 from toolsight.tools.base import Toolbox
 
@@ -160,9 +163,12 @@ async def ask(model: Model, generate: Generate, messages: list[Message], wire: W
             return got
 
         call_raw = getattr(generate, "call_raw", None)
+        # batch mode (`--batch rounds`): the same body as a batch item, its reply what the unstreamed
+        # on-line call returns (one response dict)
+        batch = None if kwargs.get("stream") else RawBatch(chat_batch_body(kwargs), lambda reply: [reply])
         # logged with its usage (None when the reply has none); the provider adds the task header
         chunks = await (call_raw(once, lambda cs: _usage(cs[0]) if cs and cs[0].get("usage") else None,
-                                 request=kwargs)
+                                 request=kwargs, batch=batch)
                         if call_raw is not None else once())
         if not chunks:
             raise ModelError(f"{model.name}: empty response")

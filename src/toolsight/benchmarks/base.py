@@ -176,6 +176,12 @@ class Benchmark(ABC):
         benchmark whose official loop offers its driver's tools under their own names says those."""
         return list(settings.tools)
 
+    def one_call_per_task(self, settings: AgentSettings, model: Model) -> bool:
+        """Whether the setting's loop asks `model` once per task (what plain `--batch` batches; a loop
+        that may ask again needs `--batch rounds`): when it offers no tools, by default. A benchmark
+        whose official loop offers a tool the provider runs inside that one call says so."""
+        return not settings.tools
+
     def offered_specs(self, settings: AgentSettings, tools: Sequence[Tool]) -> list[ToolSpec]:
         """The tool schemas the setting's loop sends (the manifest's `tools`): the tools' own specs by
         default; a benchmark whose official loop sends its driver's descriptors returns those."""

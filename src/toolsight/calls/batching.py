@@ -178,6 +178,7 @@ class BatchCollector:
                  label: str = "m", guard: Guard | None = None, replay: bool = True) -> None:
         self.api = api
         #: results an earlier invocation collected answer again (False: asked again, in a new batch)
+        self.replay = replay
         self._stale: set[str] = set() if replay else set(journal.results)
         self.journal = journal
         self.tuning = tuning or BatchTuning()
@@ -413,12 +414,19 @@ class BatchCollector:
 
 class BatchRoute:
     """How a `ModelCaller` sends its calls in batch mode: `model`'s batch body to `collector`, the
-    reply read by `model.batch_parse`; `None` from `generate` means "send it on-line" (counted)."""
+    reply read by `model.batch_parse`; `None` from `generate` means "send it on-line" (counted).
+
+    A raw call sent to another endpoint than the model's own (`raw(body, endpoint=…)`, e.g. OpenAI's
+    `/v1/responses`) goes to a collector of its own for that endpoint — a provider batch holds one
+    endpoint's items — made on first use from `collector`'s API (`BatchAPI.for_endpoint`), journal,
+    tuning and guard, its custom ids under the label `<label>_<endpoint>` and its counts in the same
+    `stats`. A resumed run asks the same ids, so it polls that endpoint's open submissions."""
 
     def __init__(self, model: Model, collector: BatchCollector) -> None:
         self.model = model
         self.collector = collector
         self._asked: dict[str, list[str]] = {}  # body hash -> custom ids answered by a batch
+        self._by_endpoint: dict[str, BatchCollector] = {}
 
     def forget(self, messages: list[Message], tools: list[ToolSpec], config: GenerateConfig) -> None:
         """The reply to this request could not be used: the journal must not answer it again."""
@@ -449,23 +457,55 @@ class BatchRoute:
         out = self.model.batch_parse(reply)
         return out.model_copy(update={"batch": True}) if not out.batch else out
 
-    async def raw(self, body: dict[str, Any]) -> dict[str, Any] | None:
+    async def raw(self, body: dict[str, Any], endpoint: str | None = None) -> dict[str, Any] | None:
         """The batch reply body for a raw call's `body` (one an official loop built itself), under the
         same custom ids, journal and fallback as `generate`; None: send it on-line (counted when its
-        batch item failed; a call outside any task scope is never batched)."""
+        batch item failed; a call outside any task scope is never batched). `endpoint`: where the
+        body goes when not the model's own endpoint (e.g. `/v1/responses`; see the class docstring)."""
         scope = _scope.get()
         if scope is None:
             return None
-        got = await self._ask(scope, body)
+        got = await self._ask(scope, body, self._collector(endpoint))
         return got[0] if got is not None else None
 
-    async def _ask(self, scope: _Scope, body: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
-        """(the reply body, its custom id) — the task's next id for this route — or None when the item
-        was not answered and the call goes on-line (counted)."""
-        n = scope.next(self.collector.label)
-        custom_id = f"{self.collector.label}-{_digest(scope.key, 16)}-{n}-{body_hash(body)[:12]}"
+    def unusable(self) -> None:
+        """A reply `raw` returned could not be read (what the on-line call would have refused): the call
+        goes on-line after all, counted as a fallback instead of batched."""
+        self.stats.batched -= 1
+        self.stats.fallbacks += 1
+
+    def _collector(self, endpoint: str | None) -> BatchCollector:
+        """The collector for `endpoint` (None: the model's own), made on first use."""
+        if endpoint is None:
+            return self.collector
+        found = self._by_endpoint.get(endpoint)
+        if found is None:
+            base = self.collector
+            try:
+                api = base.api.for_endpoint(endpoint)
+            except ValueError as exc:
+                raise RunAborted(f"batch mode: {exc}") from None
+            slug = "".join(c if c.isalnum() else "_" for c in endpoint.removeprefix("/v1/")).strip("_")
+            found = BatchCollector(api, base.journal, base.tuning, label=f"{base.label}_{slug}", guard=base.guard,
+                                   replay=base.replay)
+            found.stats = base.stats  # one model's counts, whichever endpoint
+            self._by_endpoint[endpoint] = found
+        return found
+
+    async def aclose(self) -> None:
+        """Close every collector (what is open stays in the journal for a resume)."""
+        for c in [self.collector, *self._by_endpoint.values()]:
+            await c.aclose()
+
+    async def _ask(self, scope: _Scope, body: dict[str, Any],
+                   collector: BatchCollector | None = None) -> tuple[dict[str, Any], str] | None:
+        """(the reply body, its custom id) — the task's next id for this collector (the model's own
+        unless given) — or None when the item was not answered and the call goes on-line (counted)."""
+        collector = collector or self.collector
+        n = scope.next(collector.label)
+        custom_id = f"{collector.label}-{_digest(scope.key, 16)}-{n}-{body_hash(body)[:12]}"
         try:
-            reply = await self.collector.request(custom_id, body, scope.key)
+            reply = await collector.request(custom_id, body, scope.key)
         except _NoResult as exc:
             self.stats.fallbacks += 1
             self.stats.expired += exc.expired

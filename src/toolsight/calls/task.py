@@ -5,6 +5,7 @@ trajectory) and `CallerModel` (a `Model` whose generate goes through a `ModelCal
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from toolsight.models.base import Generate, GenerateConfig, Message, Model, Mode
 from toolsight.models.wire import WireProfile
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class CallerModel(Model):
@@ -42,10 +44,13 @@ class CallerModel(Model):
 class RawBatch(Generic[T]):
     """How a raw call goes through a batch (`TaskCalls.call_raw`): `body`, the JSON request body for the
     provider's batch endpoint, and `parse`, turning the batch reply body into what the on-line raw
-    call returns."""
+    call returns (a `ModelError` from it: the reply cannot be used, the call goes on-line);
+    `endpoint`, the provider path the body is for when not the model's own (e.g. OpenAI's
+    `/v1/responses`; its items go up in batches of their own)."""
 
     body: dict[str, Any]
     parse: Callable[[dict[str, Any]], T]
+    endpoint: str | None = None
 
 
 class TaskCalls:
@@ -79,11 +84,16 @@ class TaskCalls:
         if route is not None and batch is None:  # batch mode cannot carry it: counted
             route.stats.unbatchable += 1
         elif route is not None and batch is not None:
-            reply = await route.raw(batch.body)
+            reply = await route.raw(batch.body, endpoint=batch.endpoint)
             if reply is not None:
-                out = batch.parse(reply)
-                self._log_raw(index, t0, CallInfo(), usage(out) if usage is not None else None, batch=True)
-                return out
+                try:
+                    parsed = batch.parse(reply)
+                except ModelError as exc:  # a reply the on-line call would have refused (and retried)
+                    log.info("a batch reply could not be read (%s): sending the call on-line", exc)
+                    route.unusable()
+                else:
+                    self._log_raw(index, t0, CallInfo(), usage(parsed) if usage is not None else None, batch=True)
+                    return parsed
         try:
             if self.caller is None:
                 out, info = await fn(), CallInfo()

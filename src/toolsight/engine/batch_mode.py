@@ -2,7 +2,8 @@
 before anything runs, and the routes that send them (`toolsight.calls.batching`) opened on the run
 directory's journal (`batches.jsonl`).
 
-`--batch` (`calls`) batches the model's calls of settings that make one call per task (no tools);
+`--batch` (`calls`) batches the model's calls of settings that make one call per task (no tools, or
+a tool the provider runs inside the one call: `Benchmark.one_call_per_task`);
 a setting that offers tools is a loop whose every round would wait for a batch, so it is refused
 unless `--batch rounds` says that latency is accepted. `--judge-batch` batches judge calls. A model
 without a batch API is refused with one message.
@@ -40,9 +41,11 @@ def check_batch_model(model: Model, flag: str) -> None:
                        f"models on their own endpoints); leave {flag} out")
 
 
-def check_batch_setting(mode: str | None, setting: str, tools: list[str]) -> None:
-    """`--batch` batches one-call settings; a tool loop needs `--batch rounds` (each round waits)."""
-    if mode == "calls" and tools:
+def check_batch_setting(mode: str | None, setting: str, tools: list[str], one_call: bool = False) -> None:
+    """`--batch` batches one-call settings; a tool loop needs `--batch rounds` (each round waits).
+    `one_call`: the benchmark says the setting asks the model once per task all the same
+    (`Benchmark.one_call_per_task`: a tool the provider runs inside that call)."""
+    if mode == "calls" and tools and not one_call:
         raise RunError(
             f"--batch: setting {setting!r} offers tools ({', '.join(tools)}), so each task makes several model calls "
             "and every round would wait for its own batch (minutes to hours per round); pass --batch rounds to "
@@ -73,7 +76,7 @@ class BatchRoutes:
 
     async def aclose(self) -> None:
         for r in self.routes.values():
-            await r.collector.aclose()
+            await r.aclose()
         if self.journal is not None:
             with contextlib.suppress(OSError):
                 self.journal.close()

@@ -213,7 +213,8 @@ class Runner:
         if self.opts.control.batch:
             if self.executor is not None:
                 raise RunError(f"--batch runs with --executor local only (not {self.executor.name})")
-            check_batch_setting(self.opts.control.batch, self.setting_name, list(self.settings.tools))
+            check_batch_setting(self.opts.control.batch, self.setting_name, list(self.settings.tools),
+                                one_call=self.bench.one_call_per_task(self.settings, self.model))
             check_batch_model(self.model, "--batch")
         if self.opts.scoring.judge_batch:
             if self.judge_model is None:

@@ -115,6 +115,11 @@ class TIROptions(BenchmarkOptions):
         "tir-bench-llm answer extractor (not bundled: the repository has no licence)")
 
 
+def _code_setting(settings: AgentSettings) -> bool:
+    """The `code` setting and its strategies (`code-s2`, …): the paper's code-interpreter rows."""
+    return settings.name.startswith("code")
+
+
 def _write_generated(req: GenerateRequest) -> None:
     from toolsight.benchmarks.tir_bench.generate import generate
 
@@ -186,9 +191,23 @@ class TIRBenchmark(Benchmark):
             from toolsight.benchmarks.tir_bench.loop import make_official_agent
 
             agent: Solver = make_official_agent(settings, model, generate, _strategy_feedback(settings.name),
-                                                code_setting=settings.name.startswith("code"))
+                                                code_setting=_code_setting(settings))
             return agent
         return super().make_agent(settings, model, generate)
+
+    def one_call_per_task(self, settings: AgentSettings, model: Model) -> bool:
+        """The official `code` settings with an OpenAI model make one Responses API call per task (the
+        hosted interpreter runs inside it), so plain `--batch` batches them."""
+        if self._hosted(settings, model):
+            return True
+        return super().one_call_per_task(settings, model)
+
+    @staticmethod
+    def _hosted(settings: AgentSettings, model: Model) -> bool:
+        from toolsight.benchmarks.tir_bench.loop import uses_hosted_interpreter
+
+        return (settings.loop == "official" and settings.agent == "default" and _code_setting(settings)
+                and uses_hosted_interpreter(model))
 
     def load(self, data: Path | None) -> LoadedTasks:
         if data is None:

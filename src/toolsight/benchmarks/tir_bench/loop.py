@@ -13,7 +13,8 @@ settings, §4 tool-using rows):
   with App. E's `temperature 0`, `max_tokens 2048`; API models with their providers' defaults;
 - the paper's tool-using rows for o3 / o4-mini used OpenAI's hosted code interpreter:
   `HostedInterpreterAgent` sends one Responses API request with the `code_interpreter` tool
-  (`container: auto`) and records each hosted run as a tool call.
+  (`container: auto`) and records each hosted run as a tool call. It is one call per task, so
+  `--batch` sends it through OpenAI's Batch API as a `/v1/responses` item with the same body.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 from toolsight.agents.loop import Agent, TaskFailed
 from toolsight.agents.settings import AgentSettings
+from toolsight.calls.task import RawBatch
 from toolsight.log.trajectory import StopReason, ToolCallRecord, Trajectory, TurnResult
 from toolsight.models.base import (
     Generate,
@@ -38,6 +40,7 @@ from toolsight.models.base import (
     Usage,
 )
 from toolsight.models.openai_provider import responses_usage
+from toolsight.models.responses_reply import check_responses_reply
 from toolsight.tasks.schema import Task, Turn
 from toolsight.tools.base import Artifact, Toolbox
 
@@ -47,6 +50,8 @@ HOSTED_TEXT_CAP = 64 * 1024
 APP_E_TEMPERATURE = 0.0
 APP_E_MAX_TOKENS = 2048
 HOSTED_TOOL: dict[str, Any] = {"type": "code_interpreter", "container": {"type": "auto"}}
+#: where the hosted interpreter's request goes (its batch items too: `--batch`, docs/batch.md)
+RESPONSES_ENDPOINT = "/v1/responses"
 _OPENAI_FAMILY = re.compile(r"^(o\d|gpt-|chatgpt-)", re.IGNORECASE)
 
 
@@ -172,8 +177,13 @@ class HostedInterpreterAgent:
             out: dict[str, Any] = await raw(kwargs, timeout)
             return out
 
+        # batch mode (`--batch`): the same body as a `/v1/responses` batch item; the item's reply is the
+        # response the on-line call returns, checked the same way
+        batch = RawBatch(dict(kwargs), lambda reply: check_responses_reply(self.model.name, reply),
+                         endpoint=RESPONSES_ENDPOINT)
         try:
-            resp = await (call_raw(once, responses_usage, request=kwargs) if call_raw is not None else once())
+            resp = await (call_raw(once, responses_usage, request=kwargs, batch=batch) if call_raw is not None
+                          else once())
         except ModelError as exc:
             traj.stop_reason = "model_error"
             raise TaskFailed(f"model error: {exc}", traj) from exc

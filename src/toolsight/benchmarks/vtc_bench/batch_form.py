@@ -7,18 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-#: `create(**kwargs)` arguments the OpenAI SDK does not put in the JSON body
-_NOT_BODY = ("extra_body", "extra_headers", "extra_query", "timeout")
+from toolsight.models.batch.sdk_body import chat_batch_body
 
-
-def batch_body(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The JSON body the OpenAI SDK sends for `chat.completions.create(**kwargs)` (`extra_body` merged at
-    top level, as the SDK merges it), without `stream`/`stream_options`."""
-    body = {k: v for k, v in kwargs.items() if k not in _NOT_BODY}
-    body.update(kwargs.get("extra_body") or {})
-    body.pop("stream", None)
-    body.pop("stream_options", None)
-    return body
+#: the body without `stream`/`stream_options` (`toolsight.models.batch.sdk_body`)
+batch_body = chat_batch_body
 
 
 def reply_to_chunks(reply: dict[str, Any]) -> list[dict[str, Any]]:

@@ -79,6 +79,13 @@ class BatchAPI(ABC):
     async def results(self, batch_id: str) -> list[BatchResult]:
         """Every item's outcome of an ended, expired or cancelled batch (items never run: `expired`)."""
 
+    def for_endpoint(self, endpoint: str) -> BatchAPI:
+        """This provider's batch API for items sent to `endpoint` (a raw call's own endpoint, e.g.
+        OpenAI's `/v1/responses`): a new client whose batches carry only that endpoint's items.
+        A provider whose batches take one kind of request refuses (ValueError)."""
+        raise ValueError(f"{self.provider or type(self).__name__} batches take one kind of request; "
+                         f"{endpoint!r} cannot be batched")
+
     async def cancel(self, batch_id: str) -> None:  # noqa: B027 - optional
         """Ask the provider to stop the batch (results so far stay readable)."""
 

@@ -50,6 +50,14 @@ class OpenAIBatchAPI(BatchAPI):
         self._args: dict[str, Any] = {"api_key": api_key, "base_url": base_url, "default_headers": default_headers}
         self._client: AsyncOpenAI | None = None
 
+    def for_endpoint(self, endpoint: str) -> OpenAIBatchAPI:
+        """The same Batch API (key, base URL, headers, tuning) for items sent to `endpoint`: OpenAI
+        takes one endpoint per batch, so each endpoint's items go up in batches of their own."""
+        if not endpoint.startswith("/v1/"):
+            raise ValueError(f"{self.name}: batch endpoint {endpoint!r} is not an OpenAI API path (e.g. /v1/responses)")
+        return OpenAIBatchAPI(self.name, **self._args, endpoint=endpoint, timeout=self.timeout,
+                              lookback_days=self.lookback / 86400, page_size=self.page_size)
+
     def client(self) -> AsyncOpenAI:
         if self._client is None:
             from openai import AsyncOpenAI
