@@ -10,8 +10,8 @@ the messages go out as the framework's own wire dicts with its own parameters th
 SDK call the original makes, so the request body is the original's byte for byte; the call still
 goes through the run's connection limit, retries and outage breaker (`generate.call_raw`), never
 the response cache; in batch mode (`--batch rounds`) it goes as a batch item with the same JSON
-body (`chat_batch_body`), each round of every task waiting for its batch. Other providers, and the `toolsight` loop, get the same messages as toolsight
-messages through the run's `generate` (retries, cache), with the same parameters.
+body (`chat_batch_body`), each round of every task waiting for its batch. Other providers, and the
+`toolsight` loop, get the same messages as toolsight messages through the run's `generate` (retries, cache), with the same parameters.
 
 Both agents only ever append to their conversation, so in the `toolsight` loop each request repeats
 the previous one and asks for prompt caching (`prompt_cache`, as the toolsight agent loop does:

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from toolsight.benchmarks.vtc_bench.batch_form import batch_body, reply_to_chunks
+from toolsight.benchmarks.vtc_bench.batch_form import reply_to_chunks
 from toolsight.benchmarks.vtc_bench.qwen import MalformedFunctionCall, QMsg, accumulate
+from toolsight.models.batch.sdk_body import chat_batch_body as batch_body
 from toolsight.models.openai_provider import OpenAIModel, raw_chat_usage
 from toolsight.models.registry import get_model
 from toolsight.models.scripted import ScriptedServer

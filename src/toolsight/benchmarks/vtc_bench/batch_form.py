@@ -1,16 +1,11 @@
 """The batch form of VTC-Bench's official request (docs/batch.md): the driver streams its Chat
 Completions call, a batch item cannot, so in batch mode the loop sends the same body without
-`stream`/`stream_options` and turns the `chat.completion` reply into the one chunk `accumulate`
+`stream`/`stream_options` (`toolsight.models.batch.sdk_body.chat_batch_body`) and turns the `chat.completion` reply into the one chunk `accumulate`
 reads — the loop's code after the call is the same for both."""
 
 from __future__ import annotations
 
 from typing import Any
-
-from toolsight.models.batch.sdk_body import chat_batch_body
-
-#: the body without `stream`/`stream_options` (`toolsight.models.batch.sdk_body`)
-batch_body = chat_batch_body
 
 
 def reply_to_chunks(reply: dict[str, Any]) -> list[dict[str, Any]]:

@@ -43,7 +43,7 @@ from PIL import Image
 from toolsight.agents.loop import TaskFailed
 from toolsight.agents.settings import AgentSettings
 from toolsight.benchmarks.vtc_bench import prompts as P
-from toolsight.benchmarks.vtc_bench.batch_form import batch_body, reply_to_chunks
+from toolsight.benchmarks.vtc_bench.batch_form import reply_to_chunks
 from toolsight.benchmarks.vtc_bench.profiles import DriverProfile
 from toolsight.benchmarks.vtc_bench.qwen import (
     Item,
@@ -77,6 +77,7 @@ from toolsight.models.base import (
     ToolCall,
     Usage,
 )
+from toolsight.models.batch.sdk_body import chat_batch_body
 from toolsight.models.openai_provider import raw_chat_usage
 from toolsight.tasks.schema import Task
 from toolsight.tools.base import Artifact, Toolbox
@@ -197,7 +198,7 @@ class VTCOfficialAgent:
             call_raw = getattr(self.generate, "call_raw", None)
             timeout = self.settings.generate.timeout
             # batch mode: the same body without `stream` (a batch cannot stream), its reply as one chunk
-            batch = RawBatch(batch_body(kwargs), reply_to_chunks)
+            batch = RawBatch(chat_batch_body(kwargs), reply_to_chunks)
 
             async def once() -> Any:
                 assert self.raw is not None
