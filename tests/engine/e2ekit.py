@@ -73,6 +73,18 @@ def wait_until(cond: Callable[[], bool], timeout: float = 120, what: str = "cond
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def kill_when(args: tuple[str, ...] | list[str], cond: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    """Start `toolsight *args` and SIGKILL it as soon as `cond()` holds (e.g. a batch id in its journal)."""
+    proc = start(*args)
+    try:
+        wait_until(cond, timeout=timeout, what=what)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 def n_records(run_dir: Path) -> int:
     p = run_dir / "records.jsonl"
     try:

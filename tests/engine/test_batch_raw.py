@@ -11,12 +11,11 @@ with the OpenAI SDK talking to the scripted server's batch endpoints:
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2ekit import dataset, records, run, start, wait_until
+from e2ekit import dataset, kill_when, records, run
 
 from toolsight.calls.batch_journal import read_journal
 from toolsight.models.scripted import ScriptedServer
@@ -124,15 +123,7 @@ def test_a_hosted_run_killed_after_submitting_resumes_by_polling_the_same_batch(
     out = tmp_path / "run"
     with ScriptedServer(Script.model_validate({"steps": [HOSTED], "batch": {"hold_after": 0}})) as srv:
         args = tir(srv, gen, out, "--batch", *FAST)
-        proc = start(*args)
-        try:
-            wait_until(lambda: any(e["kind"] == "batch" for e in read_journal(out)), timeout=60,
-                       what="the batch's id in the journal")
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+        kill_when(args, lambda: any(e["kind"] == "batch" for e in read_journal(out)), "the batch's id in the journal")
         (tag,) = [e["tag"] for e in read_journal(out) if e["kind"] == "submit"]
         srv.script.batch.hold_after = None
         r = run(*args, "--resume")

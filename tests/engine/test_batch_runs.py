@@ -9,12 +9,11 @@ run killed (SIGKILL) between submitting its batch and collecting it, then resume
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2ekit import records, run, start, wait_until
+from e2ekit import kill_when, records, run
 
 from toolsight.calls.batch_journal import BATCHES, read_journal
 from toolsight.models.scripted import ScriptedServer
@@ -157,15 +156,7 @@ def test_a_run_killed_before_its_second_batch_is_collected_resumes_it(provider: 
     # batch 1 ends with items 2 and 4 failed (HTTP 500); batch 2 (their second try) stays in progress
     with ScriptedServer(script(fail_every=2, fail_status=500, hold_after=1)) as srv:
         args = ptb_run(provider, srv, ptb, out, "--batch", *FAST)
-        proc = start(*args)
-        try:
-            wait_until(lambda: sum(e["kind"] == "batch" for e in read_journal(out)) == 2, timeout=60,
-                       what="the second batch's id in the journal")
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+        kill_when(args, lambda: sum(e["kind"] == "batch" for e in read_journal(out)) == 2, "the second batch's id in the journal")
         tags = [e["tag"] for e in read_journal(out) if e["kind"] == "submit"]
         assert len(tags) == 2 and not any(e["kind"] == "result" and e["tag"] == tags[1] for e in read_journal(out))
         srv.script.batch.hold_after = None
@@ -190,16 +181,8 @@ def test_a_run_killed_after_submitting_resumes_by_polling_the_same_batch(provide
     out = tmp_path / "run"
     with ScriptedServer(script(seconds=3.0)) as srv:
         args = ptb_run(provider, srv, ptb, out, "--batch", *FAST)
-        proc = start(*args)
-        try:
-            wait_until(lambda: any(e["kind"] == "batch" for e in read_journal(out)), timeout=60,
-                       what="the batch id in the journal")
-            assert not any(e["kind"] == "result" for e in read_journal(out))  # submitted, not collected
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+        kill_when(args, lambda: any(e["kind"] == "batch" for e in read_journal(out)), "the batch id in the journal")
+        assert not any(e["kind"] == "result" for e in read_journal(out))  # submitted, not collected
         assert records(out) == []
         r = run(*args, "--resume")
         batches = list(srv.batches.batches.values())

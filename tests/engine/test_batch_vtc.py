@@ -7,12 +7,11 @@ and the calls counted as batched."""
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2ekit import records, run, start, wait_until
+from e2ekit import kill_when, records, run
 
 from toolsight.calls.batch_journal import read_journal
 from toolsight.models.scripted import ScriptedServer
@@ -133,15 +132,7 @@ def test_a_run_killed_after_submitting_resumes_by_polling_the_same_batch(gen: Pa
     out = tmp_path / "run"
     with ScriptedServer(Script.model_validate({"steps": [STEP], "batch": {"hold_after": 0}})) as srv:
         args = vtc(srv, gen, out, "--batch", *FAST)
-        proc = start(*args)
-        try:
-            wait_until(lambda: any(e["kind"] == "batch" for e in read_journal(out)), timeout=60,
-                       what="the batch's id in the journal")
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+        kill_when(args, lambda: any(e["kind"] == "batch" for e in read_journal(out)), "the batch's id in the journal")
         (tag,) = [e["tag"] for e in read_journal(out) if e["kind"] == "submit"]
         srv.script.batch.hold_after = None
         r = run(*args, "--resume")
