@@ -17,8 +17,9 @@ from toolsight.engine.store import RecordWriter, write_manifest
 from toolsight.log.manifest import Manifest
 from toolsight.log.record import Record
 from toolsight.log.score import JudgeCall
-from toolsight.log.trajectory import ModelCallRecord, Trajectory, TurnResult
+from toolsight.log.trajectory import ModelCallRecord, ToolCallRecord, Trajectory, TurnResult
 from toolsight.metrics import compute_run_metrics
+from toolsight.metrics.billing import billed, billed_dict
 from toolsight.metrics.cost import (
     CallTokens,
     Price,
@@ -276,3 +277,50 @@ def test_a_batch_calls_cache_reads_cost_batch_cached_input_when_the_table_gives_
     assert flash.batch_cached_input == flash.cached_input == 0.03
     hit = CallTokens("google/gemini-2.5-flash", 1_000_000, 0, cache_read=1_000_000, batch=True)
     assert call_cost(flash, hit) == pytest.approx(0.03)
+
+
+# --- hosted code-interpreter containers -----------------------------------------------------------
+
+HOSTED = Price(input=2.0, output=8.0, batch_discount=0.5, container=0.03)
+
+
+def _hosted_call(cid: str | None, n: int) -> ToolCallRecord:
+    return ToolCallRecord(id=f"ci_{n}", turn=0, round=1, name="code_interpreter", arguments="{}", ok=True,
+                          extra={"hosted": True, "container_id": cid})
+
+
+def test_a_hosted_container_costs_its_fee_once_undiscounted_and_counts_in_the_list_cost() -> None:
+    one = CallTokens(MODEL, 1_000, 100, containers=1)
+    assert call_cost(HOSTED, one) == pytest.approx((1_000 * 2 + 100 * 8) / 1e6 + 0.03)
+    batched = CallTokens(MODEL, 1_000, 100, batch=True, containers=2)  # tokens at half price, containers not
+    assert call_cost(HOSTED, batched) == pytest.approx((1_000 * 2 + 100 * 8) * 0.5 / 1e6 + 0.06)
+    assert call_cost(HOSTED, CallTokens(MODEL, 1_000, 100, replayed=True, containers=1)) == 0.0
+    c = cost_of([one, batched], {MODEL: HOSTED})
+    assert c.list_cost_usd == pytest.approx(2 * 2_800 / 1e6 + 0.09)
+    assert c.batch_saving_usd == pytest.approx(2_800 * 0.5 / 1e6) and c.cache_saving_usd == pytest.approx(0)
+    assert call_cost(TABLE["agent-1"], one) == pytest.approx(2_800 / 1e6)  # a table without a container price
+
+
+def test_a_records_hosted_containers_are_counted_once_each_on_its_first_call(tmp_path: Path) -> None:
+    """Three hosted runs in two containers (one id twice), a local tool call and a hosted run naming no
+    container: the task pays two containers, on its first call; the record as read from records.jsonl
+    (run summaries) is priced the same."""
+    tools = [_hosted_call("cntr_a", 1), _hosted_call("cntr_b", 2), _hosted_call("cntr_a", 3),
+             _hosted_call(None, 4),
+             ToolCallRecord(id="c5", turn=0, round=1, name="crop", arguments="{}", ok=True,
+                            extra={"container_id": "not-hosted"})]
+    rec = Record(task_id="t1", benchmark="tir-bench", setting="code", model=MODEL,
+                 trajectory=Trajectory(model_call_log=[_call(0, 1_000, 100), _call(1, 500, 50)], tool_calls=tools,
+                                       turns=[TurnResult(index=0)]))
+    calls = billed(rec)
+    assert [c.containers for c in calls] == [2, 0]
+    assert cost_of(calls, {MODEL: HOSTED}).cost_usd == pytest.approx((1_500 * 2 + 150 * 8) / 1e6 + 0.06)
+    assert billed_dict(json.loads(rec.model_dump_json())) == calls
+    # the built-in table prices OpenAI's containers
+    assert builtin_prices()["openai/o3"].container == 0.03
+    w = RecordWriter(tmp_path / "run")
+    w.write(rec)
+    w.close()
+    write_manifest(tmp_path / "run", Manifest(run_id="hosted", benchmark="tir-bench", setting="code", model=MODEL))
+    u = compute_run_metrics(tmp_path / "run", prices={MODEL: HOSTED}).usage
+    assert u.cost_usd == pytest.approx((1_500 * 2 + 150 * 8) / 1e6 + 0.06)

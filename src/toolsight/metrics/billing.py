@@ -6,7 +6,8 @@ finishes, and a run that calls no tools must not import the image libraries the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from toolsight.log.record import Record
@@ -37,13 +38,26 @@ def _judge_tokens(c: JudgeCall) -> CallTokens:
 
 def model_tokens(model: str, traj: Trajectory) -> list[CallTokens]:
     """The billed tokens of a trajectory's model calls: one per logged call that got a reply, or the
-    trajectory's usage as one call when the runner logged none (an older run, a baseline)."""
+    trajectory's usage as one call when the runner logged none (an older run, a baseline). The hosted
+    containers its tool calls name go with its first call (`with_containers`)."""
     if not traj.model_call_log:
         u = traj.usage
-        return [CallTokens(model, u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)] \
+        calls = [CallTokens(model, u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)] \
             if u.total_tokens else []
-    return [CallTokens(model, c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens,
-                       batch=c.batch, replayed=c.cached) for c in traj.model_call_log if c.error is None]
+    else:
+        calls = [CallTokens(model, c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens,
+                            batch=c.batch, replayed=c.cached) for c in traj.model_call_log if c.error is None]
+    return with_containers(calls, (t.extra for t in traj.tool_calls))
+
+
+def with_containers(calls: list[CallTokens], extras: Iterable[Mapping[str, Any] | None]) -> list[CallTokens]:
+    """`calls` with the distinct hosted containers the tool calls' `extra` name (`hosted`,
+    `container_id`: OpenAI's code interpreter, billed per container) counted on the first one."""
+    ids = {str(e["container_id"]) for e in extras
+           if isinstance(e, Mapping) and e.get("hosted") and e.get("container_id")}
+    if not ids or not calls:
+        return calls
+    return [dataclasses.replace(calls[0], containers=len(ids)), *calls[1:]]
 
 
 def billed(rec: Record) -> list[CallTokens]:
@@ -64,6 +78,7 @@ def billed_dict(d: Mapping[str, Any]) -> list[CallTokens]:
 
     calls = [tokens(model, c, bool(c.get("batch")), bool(c.get("cached"))) for c in log] if log else \
         ([tokens(model, u)] if u.get("input_tokens") or u.get("output_tokens") else [])
+    calls = with_containers(calls, (t.get("extra") for t in traj.get("tool_calls") or [] if isinstance(t, dict)))
     score = d.get("score")
     if isinstance(score, dict):
         calls += [tokens(str(j.get("model") or ""), j["usage"], bool(j.get("batch")), bool(j.get("cached")))

@@ -14,10 +14,12 @@ The cost of one call (`call_cost`), with *U* = input tokens not read from or wri
 
 times (1 − batch_discount) for a call sent through a batch API — except its cache reads, priced at
 `batch_cached_input` when the table gives it (Gemini's batch mode bills cache hits at the on-line cache
-price, with no batch discount). Output includes reasoning tokens, as
+price, with no batch discount); plus, undiscounted, `container` for each hosted code-interpreter
+container the call's reply named (OpenAI's `code_interpreter`: TIR-Bench's hosted rows). Output
+includes reasoning tokens, as
 providers bill them. A call replayed from toolsight's own response cache reached no provider and
 costs nothing. The *list cost* of the same tokens (`list_cost`) is what they would cost on-line
-without any cache: (all input × input + output × output) / 10⁶; the saving is list cost − cost,
+without any cache: (all input × input + output × output) / 10⁶, plus its containers; the saving is list cost − cost,
 split into what the prompt cache saved and what the batch discount saved (`Costing`).
 """
 
@@ -60,6 +62,8 @@ class Price(BaseModel):
     batch_discount: float = Field(default=0.0, ge=0, le=1, description="share taken off a batch call (0.5: half)")
     batch_cached_input: float | None = Field(default=None, ge=0, description="input read from the prompt cache "
                                              "in a batch call (None: cached_input less batch_discount)")
+    container: float | None = Field(default=None, ge=0, description="USD per hosted code-interpreter container "
+                                    "a reply names (None: not priced)")
     taken: date | None = Field(default=None, description="when these prices were read")
     source: str | None = Field(default=None, description="where they were read")
 
@@ -78,6 +82,7 @@ class CallTokens:
     cache_write: int = 0
     batch: bool = False
     replayed: bool = False  # served by toolsight's response cache: no provider saw it
+    containers: int = 0  # hosted code-interpreter containers the reply named (billed per container)
 
 
 def call_cost(price: Price, t: CallTokens) -> float:
@@ -88,12 +93,21 @@ def call_cost(price: Price, t: CallTokens) -> float:
         return _online(price, t)
     off = 1 - price.batch_discount
     if price.batch_cached_input is None:
-        return _online(price, t) * off
-    rest = _online(price, CallTokens(t.model, t.input - t.cache_read, t.output, 0, t.cache_write))
-    return rest * off + t.cache_read * price.batch_cached_input / PER_TOKENS
+        return _tokens(price, t) * off + _fees(price, t)
+    rest = _tokens(price, CallTokens(t.model, t.input - t.cache_read, t.output, 0, t.cache_write))
+    return rest * off + t.cache_read * price.batch_cached_input / PER_TOKENS + _fees(price, t)
+
+
+def _fees(price: Price, t: CallTokens) -> float:
+    """What the call cost besides tokens: its hosted containers (never batch-discounted)."""
+    return t.containers * price.container if t.containers and price.container else 0.0
 
 
 def _online(price: Price, t: CallTokens) -> float:
+    return _tokens(price, t) + _fees(price, t)
+
+
+def _tokens(price: Price, t: CallTokens) -> float:
     read, write = t.cache_read, t.cache_write
     plain = max(0, t.input - read - write)
     cached = price.input if price.cached_input is None else price.cached_input
@@ -102,10 +116,10 @@ def _online(price: Price, t: CallTokens) -> float:
 
 
 def list_cost(price: Price, t: CallTokens) -> float:
-    """What the same tokens cost on-line without any cache (0 for a replayed call)."""
+    """What the same call costs on-line without any cache (0 for a replayed call)."""
     if t.replayed:
         return 0.0
-    return (t.input * price.input + t.output * price.output) / PER_TOKENS
+    return (t.input * price.input + t.output * price.output) / PER_TOKENS + _fees(price, t)
 
 
 class Costing(BaseModel):
@@ -226,7 +240,7 @@ def _validate(entry: dict[str, Any], where: str, model: str) -> Price:
         err = exc.errors()[0]
         field = ".".join(str(x) for x in err["loc"]) or "(entry)"
         raise PriceError(f"{where}: {model}: {field}: {err['msg']} (prices are USD per million tokens; fields: "
-                         "input, output, cached_input, cache_write, batch_discount, batch_cached_input, taken, source)") from None
+                         "input, output, cached_input, cache_write, batch_discount, batch_cached_input, container, taken, source)") from None
 
 
 @functools.cache
