@@ -17,7 +17,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -26,6 +26,9 @@ from toolsight.cli_export import export as export_cmd
 from toolsight.cli_runs import runs as runs_cmd
 from toolsight.errors import EXIT_ABORTED, EXIT_TASK_ERRORS, EXIT_USAGE, RunAborted, ToolsightError
 from toolsight.version import __version__
+
+if TYPE_CHECKING:
+    from toolsight.metrics.cost import Price
 
 EXIT_CODES = ("Exit codes: 0 every task finished without error; 3 the run finished but some tasks ended in "
               "error (`toolsight retry RUN`); 2 bad input or configuration, nothing run; 4 could not start or "
@@ -123,17 +126,24 @@ def _check_batch_flags(batch: str | None, batch_retry: str) -> None:
                     EXIT_USAGE)
 
 
-def _check_prices(prices: Path | None) -> str | None:
-    """The price file's path after reading it once (a bad one ends here, before anything runs)."""
+def _load_prices(prices: Path | None) -> dict[str, Price] | None:
+    """The price table of `--prices FILE` merged over the built-in one (a bad file ends here, before
+    anything runs); None without the flag."""
     if prices is None:
         return None
     from toolsight.metrics.cost import load_prices
 
     try:
-        load_prices(prices)
+        return load_prices(prices)
     except ToolsightError as exc:
         raise _fail(f"--prices: {exc}", EXIT_USAGE) from None
-    return str(prices)
+
+
+def _check_prices(prices: Path | None) -> str | None:
+    """The price file's path for a run's options (it is read again where the run prices), after
+    checking that it reads."""
+    _load_prices(prices)
+    return str(prices) if prices is not None else None
 
 
 @app.command()
@@ -423,7 +433,7 @@ def score(
     if mode not in ("official", "corrected"):
         raise _fail(f"--mode {mode!r}: use 'official' or 'corrected'", EXIT_USAGE)
     _check_batch_flags(None, batch_retry)
-    price_file = _check_prices(prices)
+    price_table = _load_prices(prices)
     if not (run_dir / "manifest.json").is_file():
         raise _fail(f"{run_dir} is not a run directory (no manifest.json)", EXIT_USAGE)
     _warn_missing_artifacts([run_dir], "score")
@@ -450,7 +460,7 @@ def score(
         line += f"; batch mode ({describe_batches({k: BatchStats(**v) for k, v in counts['batch'].items()})})"
     out.print(line, markup=False)
     try:
-        out.print(score_table(run_dir, path, Path(price_file) if price_file else None), markup=False, highlight=False)
+        out.print(score_table(run_dir, path, price_table), markup=False, highlight=False)
     except (ToolsightError, ValueError, OSError) as exc:  # the scores are written; a table problem must not hide that
         err.print(f"(score table not available: {_one_line(str(exc))})")
     if counts.get("score_errors"):

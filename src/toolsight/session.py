@@ -29,6 +29,7 @@ from toolsight.engine.summary import RunSummary
 
 if TYPE_CHECKING:  # the re-scoring engine is imported only by `toolsight score`
     from toolsight.engine.rescore import JudgeCalls
+    from toolsight.metrics.cost import PriceTable
 
 # soft_wrap: never hard-wrap at 80 columns (a pasted resume command must stay one line)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -199,16 +200,15 @@ def rescore(run_dir: Path, judge: str | None, scorer: str | None, mode: str, nam
     return path
 
 
-def score_table(run_dir: Path, scores_file: Path, prices: Path | None = None) -> str:
-    """The score table of a run as `toolsight score` just re-scored it (markdown); with `prices` (a
-    price file, `--prices`) it shows the cost at that table merged over the built-in one."""
+def score_table(run_dir: Path, scores_file: Path, prices: PriceTable | None = None) -> str:
+    """The score table of a run as `toolsight score` just re-scored it (markdown); with `prices` (the
+    table of `--prices`, merged over the built-in one) it shows the cost at that table too."""
     from toolsight.metrics.compute import compute_run_metrics
-    from toolsight.metrics.cost import load_prices
     from toolsight.report.build import report_tables
     from toolsight.report.tables import cost_table, to_markdown
 
     name = scores_file.name.removeprefix("scores-").removesuffix(".jsonl")
-    metrics = compute_run_metrics(run_dir, scores=name, prices=load_prices(prices) if prices else None)
+    metrics = compute_run_metrics(run_dir, scores=name, prices=prices)
     text = to_markdown(report_tables([metrics], [], None)[0])
     costs = cost_table([metrics]) if prices else None
     return text + ("\n" + to_markdown(costs) if costs is not None else "")

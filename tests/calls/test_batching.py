@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +107,22 @@ async def ask(col: BatchCollector, ids: list[str]) -> list[Any]:
         await col.aclose()
 
 
+def kill_when(run_dir: Path, api: Ledger, ids: list[str], until: Callable[[], bool]) -> None:
+    """A collector asks for `ids` and is closed (the process dies) as soon as `until()` holds."""
+    async def first() -> None:
+        col = collector(run_dir, api)
+        jobs = [asyncio.ensure_future(col.request(c, {"q": c})) for c in ids]
+        for _ in range(4000):
+            if until():
+                break
+            await asyncio.sleep(0.005)
+        assert until(), "the collector never got there"
+        await col.aclose()
+        await asyncio.gather(*jobs, return_exceptions=True)
+
+    asyncio.run(first())
+
+
 def test_a_full_queue_is_one_batch_and_the_journal_holds_the_ids_before_submitting(tmp_path: Path) -> None:
     api = Ledger()
     out = asyncio.run(ask(collector(tmp_path, api), ["a", "b", "c"]))
@@ -165,18 +181,8 @@ def test_an_item_that_fails_again_in_its_second_batch_goes_on_line(tmp_path: Pat
 
 def test_a_kill_before_the_second_batch_is_collected_resumes_it_without_a_new_submission(tmp_path: Path) -> None:
     api = Ledger(flaky={"b"}, hold_from=2)
-
-    async def first() -> None:
-        col = collector(tmp_path, api)
-        jobs = [asyncio.ensure_future(col.request(c, {"q": c})) for c in ("a", "b", "c")]
-        for _ in range(2000):  # until the retry batch is submitted and polled once: then the process dies
-            if "batch_1" in api.polls:
-                break
-            await asyncio.sleep(0.005)
-        await col.aclose()
-        await asyncio.gather(*jobs, return_exceptions=True)
-
-    asyncio.run(first())
+    # the process dies once the retry batch is submitted and polled once
+    kill_when(tmp_path, api, ["a", "b", "c"], lambda: "batch_1" in api.polls)
     assert len(api.submits) == 2
     api.hold_from = None
     col = collector(tmp_path, api)
@@ -211,16 +217,7 @@ def test_forgetting_a_result_answered_by_the_second_batch_forgets_both_tries(tmp
 
 def test_a_killed_collector_resumes_by_polling_the_same_batch(tmp_path: Path) -> None:
     held = Ledger(hold=True)
-
-    async def first() -> None:
-        col = collector(tmp_path, held)
-        jobs = [asyncio.ensure_future(col.request(c, {"q": c})) for c in ("a", "b", "c")]
-        while not held.polls:  # submitted and polled once: then the process dies
-            await asyncio.sleep(0.005)
-        await col.aclose()
-        await asyncio.gather(*jobs, return_exceptions=True)
-
-    asyncio.run(first())
+    kill_when(tmp_path, held, ["a", "b", "c"], lambda: bool(held.polls))  # submitted and polled once
     assert len(held.submits) == 1
     held.hold = False
     out = asyncio.run(ask(collector(tmp_path, held), ["a", "b", "c"]))
@@ -237,16 +234,7 @@ def test_a_killed_collector_resumes_by_polling_the_same_batch(tmp_path: Path) ->
 
 def test_a_kill_between_submit_and_writing_the_id_is_found_by_its_tag(tmp_path: Path) -> None:
     api = Ledger(hold=True)
-
-    async def first() -> None:
-        col = collector(tmp_path, api)
-        jobs = [asyncio.ensure_future(col.request(c, {"q": c})) for c in ("a", "b", "c")]
-        while not api.polls:
-            await asyncio.sleep(0.005)
-        await col.aclose()
-        await asyncio.gather(*jobs, return_exceptions=True)
-
-    asyncio.run(first())
+    kill_when(tmp_path, api, ["a", "b", "c"], lambda: bool(api.polls))
     # as if the process died before the `batch` line was written
     lines = [x for x in (tmp_path / BATCHES).read_text().splitlines() if json.loads(x)["kind"] != "batch"]
     (tmp_path / BATCHES).write_text("\n".join(lines) + "\n")

@@ -173,7 +173,7 @@ def test_a_provider_with_one_batch_endpoint_refuses_another(tmp_path: Path) -> N
 
     async def go() -> None:
         with batch_scope("t1"):
-            await route.raw({"x": 1}, endpoint="/v1/responses")
+            await route.raw({"x": 1}, lambda reply: reply, endpoint="/v1/responses")
 
     with pytest.raises(RunAborted, match=r"batch mode: .*one kind of request"):
         asyncio.run(go())

@@ -85,6 +85,19 @@ def kill_when(args: tuple[str, ...] | list[str], cond: Callable[[], bool], what:
             proc.kill()
 
 
+def kill_after_submit_then_resume(srv: Any, args: list[str], out: Path) -> tuple[subprocess.CompletedProcess[str], int]:
+    """A `--batch` run against a scripted server whose batches are held (`hold_after`): SIGKILLed once
+    its journal holds the batch id, then resumed with the batches let go. (The resumed run's result,
+    how many times the killed run's tag reached the server.)"""
+    from toolsight.calls.batch_journal import read_journal
+
+    kill_when(args, lambda: any(e["kind"] == "batch" for e in read_journal(out)), "the batch's id in the journal")
+    (tag,) = [e["tag"] for e in read_journal(out) if e["kind"] == "submit"]
+    srv.script.batch.hold_after = None
+    r = run(*args, "--resume")
+    return r, srv.batches.submissions(tag)
+
+
 def n_records(run_dir: Path) -> int:
     p = run_dir / "records.jsonl"
     try:

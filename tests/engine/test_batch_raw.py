@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2ekit import dataset, kill_when, records, run
+from e2ekit import dataset, kill_after_submit_then_resume, records, run
 
 from toolsight.calls.batch_journal import read_journal
 from toolsight.models.scripted import ScriptedServer
@@ -123,12 +123,8 @@ def test_a_hosted_run_killed_after_submitting_resumes_by_polling_the_same_batch(
     out = tmp_path / "run"
     with ScriptedServer(Script.model_validate({"steps": [HOSTED], "batch": {"hold_after": 0}})) as srv:
         args = tir(srv, gen, out, "--batch", *FAST)
-        kill_when(args, lambda: any(e["kind"] == "batch" for e in read_journal(out)), "the batch's id in the journal")
-        (tag,) = [e["tag"] for e in read_journal(out) if e["kind"] == "submit"]
-        srv.script.batch.hold_after = None
-        r = run(*args, "--resume")
+        r, submissions = kill_after_submit_then_resume(srv, args, out)
         batches = list(srv.batches.batches.values())
-        submissions = srv.batches.submissions(tag)
         calls = sent(srv, "/responses")
     assert r.returncode in (0, 3), r.stderr
     assert len(batches) == 1 and len(batches[0].items) == N and submissions == 1  # polled again, never re-sent

@@ -49,7 +49,7 @@ from toolsight.calls.batch_journal import (
 )
 from toolsight.errors import RunAborted
 from toolsight.log.toolspec import ToolSpec
-from toolsight.models.base import ConfigurationError, GenerateConfig, Message, Model, ModelOutput
+from toolsight.models.base import ConfigurationError, GenerateConfig, Message, Model, ModelError, ModelOutput
 from toolsight.models.batch.base import BatchAPI, BatchItem, BatchResult
 
 log = logging.getLogger(__name__)
@@ -457,22 +457,19 @@ class BatchRoute:
         out = self.model.batch_parse(reply)
         return out.model_copy(update={"batch": True}) if not out.batch else out
 
-    async def raw(self, body: dict[str, Any], endpoint: str | None = None) -> dict[str, Any] | None:
-        """The batch reply body for a raw call's `body` (one an official loop built itself), under the
-        same custom ids, journal and fallback as `generate`; None: send it on-line (counted when its
-        batch item failed; a call outside any task scope is never batched). `endpoint`: where the
-        body goes when not the model's own endpoint (e.g. `/v1/responses`; see the class docstring)."""
+    async def raw(self, body: dict[str, Any], parse: Callable[[dict[str, Any]], T],
+                  endpoint: str | None = None) -> tuple[T] | None:
+        """A raw call's reply (one an official loop built itself, `body`), read by `parse` from its batch
+        reply, under the same custom ids, journal and fallback as `generate`; None: send it on-line
+        (counted when its batch item failed or `parse` refused the reply with a ModelError — what the
+        on-line call would have refused too; a call outside any task scope is never batched).
+        `endpoint`: where the body goes when not the model's own (e.g. `/v1/responses`; see the class
+        docstring)."""
         scope = _scope.get()
         if scope is None:
             return None
-        got = await self._ask(scope, body, self._collector(endpoint))
-        return got[0] if got is not None else None
-
-    def unusable(self) -> None:
-        """A reply `raw` returned could not be read (what the on-line call would have refused): the call
-        goes on-line after all, counted as a fallback instead of batched."""
-        self.stats.batched -= 1
-        self.stats.fallbacks += 1
+        got = await self._ask(scope, body, self._collector(endpoint), parse)
+        return (got[0],) if got is not None else None
 
     def _collector(self, endpoint: str | None) -> BatchCollector:
         """The collector for `endpoint` (None: the model's own), made on first use."""
@@ -497,22 +494,24 @@ class BatchRoute:
         for c in [self.collector, *self._by_endpoint.values()]:
             await c.aclose()
 
-    async def _ask(self, scope: _Scope, body: dict[str, Any],
-                   collector: BatchCollector | None = None) -> tuple[dict[str, Any], str] | None:
-        """(the reply body, its custom id) — the task's next id for this collector (the model's own
-        unless given) — or None when the item was not answered and the call goes on-line (counted)."""
+    async def _ask(self, scope: _Scope, body: dict[str, Any], collector: BatchCollector | None = None,
+                   parse: Callable[[dict[str, Any]], Any] | None = None) -> tuple[Any, str] | None:
+        """(the reply body, or what `parse` makes of it; its custom id) — the task's next id for this
+        collector (the model's own unless given) — or None when the item was not answered, or `parse`
+        refused it with a ModelError, and the call goes on-line (counted)."""
         collector = collector or self.collector
         n = scope.next(collector.label)
         custom_id = f"{collector.label}-{_digest(scope.key, 16)}-{n}-{body_hash(body)[:12]}"
         try:
             reply = await collector.request(custom_id, body, scope.key)
-        except _NoResult as exc:
+            out = parse(reply) if parse is not None else reply
+        except (_NoResult, ModelError) as exc:
             self.stats.fallbacks += 1
-            self.stats.expired += exc.expired
+            self.stats.expired += isinstance(exc, _NoResult) and exc.expired
             log.info("%s: batch item %s not answered (%s): sending it on-line", self.model.name, custom_id, exc)
             return None
         self.stats.batched += 1
-        return reply, custom_id
+        return out, custom_id
 
 
 def open_route(model: Model, journal: BatchJournal, tuning: BatchTuning, label: str,

@@ -5,7 +5,6 @@ trajectory) and `CallerModel` (a `Model` whose generate goes through a `ModelCal
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -20,7 +19,6 @@ from toolsight.models.base import Generate, GenerateConfig, Message, Model, Mode
 from toolsight.models.wire import WireProfile
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 
 
 class CallerModel(Model):
@@ -84,16 +82,11 @@ class TaskCalls:
         if route is not None and batch is None:  # batch mode cannot carry it: counted
             route.stats.unbatchable += 1
         elif route is not None and batch is not None:
-            reply = await route.raw(batch.body, endpoint=batch.endpoint)
-            if reply is not None:
-                try:
-                    parsed = batch.parse(reply)
-                except ModelError as exc:  # a reply the on-line call would have refused (and retried)
-                    log.info("a batch reply could not be read (%s): sending the call on-line", exc)
-                    route.unusable()
-                else:
-                    self._log_raw(index, t0, CallInfo(), usage(parsed) if usage is not None else None, batch=True)
-                    return parsed
+            got = await route.raw(batch.body, batch.parse, endpoint=batch.endpoint)
+            if got is not None:
+                (parsed,) = got
+                self._log_raw(index, t0, CallInfo(), usage(parsed) if usage is not None else None, batch=True)
+                return parsed
         try:
             if self.caller is None:
                 out, info = await fn(), CallInfo()

@@ -65,16 +65,6 @@ class ArtifactStore:
             self._make()
         return self._dir
 
-    @property
-    def folder(self) -> Path:
-        """Where the workspace is, or will be once made (asking makes nothing)."""
-        return self._dir
-
-    @property
-    def made(self) -> bool:
-        """Whether the workspace folder exists (always, for a store that is not lazy)."""
-        return self._made
-
     def _make(self) -> None:
         ws = self._dir
         try:
